@@ -1,0 +1,34 @@
+// Where guest pages live: a move_pages(2) query (no pages are moved).
+#ifndef NUMAVM_BALANCER_ACTUATION_PAGE_NODES_H_
+#define NUMAVM_BALANCER_ACTUATION_PAGE_NODES_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <span>
+
+#include "absl/status/statusor.h"
+
+namespace numavm {
+
+struct HostRange {
+  uintptr_t start = 0;
+  uint64_t bytes = 0;
+};
+
+struct NodeUsage {
+  std::map<int, uint64_t> bytes_per_node;
+  uint64_t not_present_bytes = 0;  // never touched, or swapped out
+  uint64_t other_bytes = 0;        // the kernel reported another error
+};
+
+// Queries every `stride` bytes of `ranges` in process `pid` (0: this one)
+// and counts `stride` bytes per answer. Use the backing's page size as stride.
+absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
+                                         std::span<const HostRange> ranges,
+                                         uint64_t stride = 4096);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_ACTUATION_PAGE_NODES_H_

@@ -1,0 +1,37 @@
+// Process exit statuses of numavm; documented in `numavm run --help`.
+#ifndef NUMAVM_CLI_EXIT_CODES_H_
+#define NUMAVM_CLI_EXIT_CODES_H_
+
+#include "vmm/run_control.h"
+
+namespace numavm {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitGuestFailed = 1;  // the guest exited non-zero
+inline constexpr int kExitBadInput = 2;     // flags, config, payload, host limits
+inline constexpr int kExitGuestFault = 3;   // the guest broke the rules; stopped
+inline constexpr int kExitTimeout = 4;      // --timeout passed; stopped
+inline constexpr int kExitHostError = 5;    // KVM or another host failure
+inline constexpr int kExitInterrupted = 130;
+
+inline int ExitCodeFor(RunEnd end) {
+  switch (end) {
+    case RunEnd::kCompleted: return kExitOk;
+    case RunEnd::kGuestFailed: return kExitGuestFailed;
+    case RunEnd::kGuestFault: return kExitGuestFault;
+    case RunEnd::kTimeout: return kExitTimeout;
+    case RunEnd::kStopped: return kExitInterrupted;
+    case RunEnd::kError: return kExitHostError;
+  }
+  return kExitHostError;
+}
+
+inline constexpr const char* kExitCodeHelp =
+    "Exit status: 0 completed; 1 the guest exited non-zero; 2 bad input "
+    "(flags, config, payload, host limits); 3 guest fault (unknown port, "
+    "access outside RAM, triple fault, console flood), VM stopped; 4 "
+    "--timeout passed, VM stopped; 5 host error (KVM); 130 interrupted.";
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_EXIT_CODES_H_

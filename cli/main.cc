@@ -1,0 +1,88 @@
+// numavm: a NUMA balancer for virtual machines.
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_join.h"
+#include "cli/exit_codes.h"
+#include "cli/payload_path.h"
+#include "cli/run_command.h"
+
+namespace {
+
+constexpr const char* kDescription =
+    "numavm - a NUMA balancer for virtual machines.\n"
+    "Runs guest workloads on its own KVM-based VMM and reports where their\n"
+    "vCPUs ran and where their memory lives.";
+
+void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Boot a guest-tools payload on the bundled KVM VMM, run it to the end, "
+      "and print a per-VM summary (workload result, elapsed time, per-vCPU "
+      "throughput, guest memory per host node).");
+  run->footer(std::string("\nPayloads: ") +
+              absl::StrJoin(numavm::AvailablePayloads(), ", ") +
+              "\nPayload arguments (key=value after --): size=BYTES (working "
+              "set, default all free guest memory), iterations=N, seconds=S "
+              "(run for S seconds of guest time instead), vcpus=N (vCPUs that "
+              "work).\n"
+              "Example: numavm run --payload numa02 --vcpus 2 --memory 512M "
+              "--report=json -- iterations=8\n\n" +
+              numavm::kExitCodeHelp);
+  run->add_option("-c,--config", flags.config_path,
+                  "TOML file with [vm], [payload], [placement], [report] and "
+                  "[[cell]] tables (see configs/); flags override it")
+      ->check(CLI::ExistingFile);
+  run->add_option("--vcpus", flags.vcpus, "number of vCPUs (1-64; default 1)");
+  run->add_option("--memory", flags.memory,
+                  "guest RAM, e.g. 512M or 4G (default 512M; at least 16M)");
+  run->add_option("--backing", flags.backing,
+                  "guest RAM backing: memfd (default; shared, trackable), anon, "
+                  "hugetlb (2 MiB pages, must be reserved) or thp");
+  run->add_option("--cell", flags.cells,
+                  "guest NUMA cell SIZE:VCPUS, e.g. --cell 256M:0 --cell 256M:1; "
+                  "repeat per cell; cells replace --memory")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("-p,--payload", flags.payload,
+                  "guest-tools payload name or path to an ELF64 x86-64 payload "
+                  "(default numa02)");
+  run->add_option("--placement", flags.placement,
+                  "none (default), hard (vCPUs pinned and memory bound to their "
+                  "node, like autonuma-benchmark HARD_BIND) or inverse (memory on "
+                  "another node, INVERSE_BIND)");
+  run->add_option("--report", flags.report, "summary format: table (default) or json");
+  run->add_option("--timeout", flags.timeout,
+                  "stop the VM after this long, e.g. 30s or 5m (default: none)");
+  run->add_flag("--quiet-console", flags.quiet_console,
+                "do not echo guest console lines to stderr");
+  run->add_option("args", flags.payload_args, "payload arguments, key=value");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(kDescription, "numavm");
+  app.set_version_flag("--version", "numavm 0.1.0");
+  app.require_subcommand(1);
+  app.footer("\nRun 'numavm COMMAND --help' for a command's options.");
+  numavm::RunFlags run_flags;
+  AddRunCommand(app, run_flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "numavm: %s\n", e.what());
+    std::fprintf(stderr, "Run 'numavm --help' for usage.\n");
+    return numavm::kExitBadInput;
+  }
+  if (app.got_subcommand("run")) return numavm::RunCommand(run_flags);
+  return numavm::kExitBadInput;
+}

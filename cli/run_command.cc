@@ -1,0 +1,139 @@
+#include "cli/run_command.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "balancer/actuation/page_nodes.h"
+#include "balancer/topology/topology.h"
+#include "cli/exit_codes.h"
+#include "cli/payload_path.h"
+#include "cli/placement_observer.h"
+#include "cli/run_report.h"
+#include "vmm/elf_payload.h"
+#include "vmm/host_memory.h"
+#include "vmm/virtual_machine.h"
+
+namespace numavm {
+namespace {
+
+int Fail(const absl::Status& status, int code) {
+  std::fprintf(stderr, "numavm run: %s\n", std::string(status.message()).c_str());
+  return code;
+}
+
+// Turns SIGINT/SIGTERM into a clean stop of `vm` while it runs.
+class SignalWatcher final {
+ public:
+  explicit SignalWatcher(VirtualMachine& vm) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);  // inherited by vCPU threads
+    thread_ = std::thread([this, &vm] {
+      timespec tick{0, 100 * 1000 * 1000};
+      while (!done_.load()) {
+        int sig = sigtimedwait(&set_, nullptr, &tick);
+        if (sig > 0) {
+          vm.RequestStop(RunEnd::kStopped,
+                         absl::StrCat("interrupted by ", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        }
+      }
+    });
+  }
+  ~SignalWatcher() {
+    done_.store(true);
+    thread_.join();
+    pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
+  }
+
+ private:
+  sigset_t set_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+int RunCommand(const RunFlags& flags) {
+  absl::StatusOr<RunOptions> resolved = ResolveRunOptions(flags);
+  if (!resolved.ok()) return Fail(resolved.status(), kExitBadInput);
+  RunOptions& options = *resolved;
+  if (absl::Status s = NormalizeVmConfig(options.vm); !s.ok()) {
+    return Fail(s, kExitBadInput);
+  }
+  if (absl::StatusOr<HostMemoryInfo> host = ReadHostMemoryInfo(); host.ok()) {
+    if (absl::Status s = CheckHostCanFit(options.vm, host->total_bytes,
+                                         host->available_bytes);
+        !s.ok()) {
+      return Fail(s, kExitBadInput);
+    }
+  }
+  absl::StatusOr<std::string> path = ResolvePayload(options.payload);
+  if (!path.ok()) return Fail(path.status(), kExitBadInput);
+  absl::StatusOr<ElfPayload> payload = ReadElfPayload(*path);
+  if (!payload.ok()) return Fail(payload.status(), kExitBadInput);
+
+  RunSummary summary;
+  summary.payload = options.payload;
+  summary.options = &options;
+  absl::StatusOr<Topology> topology = ReadHostTopology();
+  if (!topology.ok()) {
+    // No NUMA sysfs (e.g. a kernel without CONFIG_NUMA): one node, all CPUs.
+    topology = Topology{{NumaNode{0, {}, 0, 0}}, {{10}}};
+    summary.notes.push_back(absl::StrCat("host topology: ", topology.status().message()));
+  }
+  summary.host_nodes = topology->node_count();
+  const std::vector<int> cpu_nodes = topology->CpuNodeIds();
+  if (options.placement != StaticPlacement::kNone && cpu_nodes.size() <= 1) {
+    summary.notes.push_back(absl::StrCat(
+        "--placement=", StaticPlacementName(options.placement),
+        ": this host has one NUMA node with CPUs, so the bound is trivial "
+        "(every access is local)"));
+  }
+
+  PlacementObserver placement(
+      *topology, StaticPlan(options.placement, options.vm.vcpus, cpu_nodes));
+  absl::StatusOr<std::unique_ptr<VirtualMachine>> vm =
+      VirtualMachine::Create(options.vm, *payload, &placement);
+  if (!vm.ok()) {
+    bool input = absl::IsInvalidArgument(vm.status()) ||
+                 absl::IsResourceExhausted(vm.status());
+    return Fail(vm.status(), input ? kExitBadInput : kExitHostError);
+  }
+  placement.set_memory(&(*vm)->memory());
+  {
+    SignalWatcher watcher(**vm);
+    summary.outcome = (*vm)->Run();
+  }
+  summary.exit_code = ExitCodeFor(summary.outcome.end);
+
+  std::vector<HostRange> ranges;
+  for (const GuestRegion& r : (*vm)->memory().regions()) {
+    ranges.push_back(HostRange{reinterpret_cast<uintptr_t>(r.host()), r.bytes});
+  }
+  absl::StatusOr<NodeUsage> usage =
+      QueryPageNodes(0, ranges, BackingAlignment(options.vm.backing));
+  if (usage.ok()) {
+    summary.memory = *usage;
+  } else {
+    summary.memory_error = std::string(usage.status().message());
+  }
+  for (std::string& w : placement.warnings()) summary.notes.push_back(std::move(w));
+
+  if (options.report == ReportFormat::kJson) {
+    std::cout << SummaryToJson(summary).dump(2) << std::endl;
+  } else {
+    std::cout << SummaryToTable(summary) << std::flush;
+  }
+  if (summary.exit_code != kExitOk) {
+    std::fprintf(stderr, "numavm run: %s\n", summary.outcome.message.c_str());
+  }
+  return summary.exit_code;
+}
+
+}  // namespace numavm

@@ -1,0 +1,261 @@
+#include "cli/run_options.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "balancer/topology/topology.h"
+#include "vmm/size.h"
+
+namespace numavm {
+namespace {
+
+absl::Status Bad(absl::string_view source, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(source, ": ", what));
+}
+
+// Rejects keys outside `allowed`, so a typo is an error, not a silent default.
+absl::Status CheckKeys(const toml::table& table, const std::set<std::string>& allowed,
+                       absl::string_view where, absl::string_view source) {
+  for (const auto& [key, value] : table) {
+    if (!allowed.count(std::string(key.str()))) {
+      return Bad(source, absl::StrCat("unknown key '", std::string(key.str()), "' in ", where,
+                                      " (allowed: ", absl::StrJoin(allowed, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SizeString(const toml::node& node,
+                                       absl::string_view key,
+                                       absl::string_view source) {
+  if (auto s = node.value<std::string>()) return *s;
+  if (auto i = node.value<int64_t>(); i && *i >= 0) return absl::StrCat(*i);
+  return Bad(source, absl::StrCat(key, " must be a size such as \"512M\""));
+}
+
+absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
+                     RunOptions& options) {
+  if (absl::Status s = CheckKeys(vm, {"vcpus", "memory", "backing", "timeout"},
+                                 "[vm]", source);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::node* n = vm.get("vcpus")) {
+    auto v = n->value<int64_t>();
+    if (!v) return Bad(source, "vm.vcpus must be an integer");
+    options.vm.vcpus = static_cast<int>(*v);
+  }
+  if (const toml::node* n = vm.get("memory")) {
+    absl::StatusOr<std::string> text = SizeString(*n, "vm.memory", source);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<uint64_t> bytes = ParseSize(*text);
+    if (!bytes.ok()) return Bad(source, absl::StrCat("vm.memory: ", bytes.status().message()));
+    options.vm.memory_bytes = *bytes;
+  }
+  if (const toml::node* n = vm.get("backing")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "vm.backing must be a string");
+    absl::StatusOr<Backing> b = ParseBacking(*v);
+    if (!b.ok()) return Bad(source, b.status().message());
+    options.vm.backing = *b;
+  }
+  if (const toml::node* n = vm.get("timeout")) {
+    std::string text;
+    if (auto s = n->value<std::string>()) text = *s;
+    else if (auto i = n->value<int64_t>()) text = absl::StrCat(*i);
+    absl::StatusOr<absl::Duration> t = ParseTimeout(text);
+    if (!t.ok()) return Bad(source, absl::StrCat("vm.timeout: ", t.status().message()));
+    options.vm.timeout = *t;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
+                        RunOptions& options) {
+  options.vm.cells.clear();
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const toml::table* cell = cells[i].as_table();
+    std::string where = absl::StrCat("[[cell]] #", i + 1);
+    if (cell == nullptr) return Bad(source, absl::StrCat(where, " must be a table"));
+    if (absl::Status s = CheckKeys(*cell, {"memory", "vcpus"}, where, source); !s.ok()) {
+      return s;
+    }
+    CellConfig c;
+    const toml::node* mem = cell->get("memory");
+    if (mem == nullptr) return Bad(source, absl::StrCat(where, " needs memory"));
+    absl::StatusOr<std::string> text = SizeString(*mem, "cell.memory", source);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<uint64_t> bytes = ParseSize(*text);
+    if (!bytes.ok()) return Bad(source, absl::StrCat(where, ": ", bytes.status().message()));
+    c.memory_bytes = *bytes;
+    const toml::array* vcpus = cell->get_as<toml::array>("vcpus");
+    if (vcpus == nullptr) return Bad(source, absl::StrCat(where, " needs vcpus = [..]"));
+    for (const toml::node& v : *vcpus) {
+      auto index = v.value<int64_t>();
+      if (!index) return Bad(source, absl::StrCat(where, ": vcpus must be integers"));
+      c.vcpus.push_back(static_cast<int>(*index));
+    }
+    options.vm.cells.push_back(std::move(c));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
+  if (flags.vcpus) options.vm.vcpus = *flags.vcpus;
+  if (flags.memory) {
+    absl::StatusOr<uint64_t> bytes = ParseSize(*flags.memory);
+    if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("--memory: ", bytes.status().message()));
+    options.vm.memory_bytes = *bytes;
+  }
+  if (flags.backing) {
+    absl::StatusOr<Backing> b = ParseBacking(*flags.backing);
+    if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--backing: ", b.status().message()));
+    options.vm.backing = *b;
+  }
+  if (!flags.cells.empty()) {
+    options.vm.cells.clear();
+    for (const std::string& spec : flags.cells) {
+      absl::StatusOr<CellConfig> c = ParseCellSpec(spec);
+      if (!c.ok()) return c.status();
+      options.vm.cells.push_back(*std::move(c));
+    }
+  }
+  if (flags.payload) options.payload = *flags.payload;
+  if (!flags.payload_args.empty()) {
+    for (const std::string& arg : flags.payload_args) {
+      if (!absl::StrContains(arg, '=') || absl::StrContains(arg, ' ')) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "payload argument '", arg, "' must look like key=value"));
+      }
+    }
+    options.vm.payload_args = absl::StrJoin(flags.payload_args, " ");
+  }
+  if (flags.placement) {
+    absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(*flags.placement);
+    if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("--placement: ", p.status().message()));
+    options.placement = *p;
+  }
+  if (flags.report) {
+    if (*flags.report == "table") options.report = ReportFormat::kTable;
+    else if (*flags.report == "json") options.report = ReportFormat::kJson;
+    else return absl::InvalidArgumentError(absl::StrCat("--report: unknown format '", *flags.report, "' (expected table or json)"));
+  }
+  if (flags.timeout) {
+    absl::StatusOr<absl::Duration> t = ParseTimeout(*flags.timeout);
+    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--timeout: ", t.status().message()));
+    options.vm.timeout = *t;
+  }
+  if (flags.quiet_console) options.vm.echo_console = false;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
+  int64_t seconds = 0;
+  absl::Duration d;
+  if (absl::SimpleAtoi(text, &seconds)) {
+    d = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(text, &d)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a duration (try 30s, 5m or 90)"));
+  }
+  if (d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be positive"));
+  }
+  return d;
+}
+
+absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec) {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
+  if (parts.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cell '", spec, "' must look like SIZE:VCPUS, e.g. 256M:0-1"));
+  }
+  absl::StatusOr<uint64_t> bytes = ParseSize(parts[0]);
+  if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("--cell: ", bytes.status().message()));
+  absl::StatusOr<std::vector<int>> vcpus = ParseCpuList(parts[1]);
+  if (!vcpus.ok() || vcpus->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': bad vCPU list"));
+  }
+  return CellConfig{*bytes, *std::move(vcpus)};
+}
+
+absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
+                            RunOptions& options) {
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(text.data(), text.size()),
+                       std::string_view(source.data(), source.size()));
+  } catch (const toml::parse_error& e) {
+    return Bad(source, absl::StrCat("line ", e.source().begin.line, ", column ",
+                                    e.source().begin.column, ": ", std::string(e.description())));
+  }
+  if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell"},
+                                 "the top level", source);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::table* vm = root.get_as<toml::table>("vm")) {
+    if (absl::Status s = ApplyVm(*vm, source, options); !s.ok()) return s;
+  } else if (root.contains("vm")) {
+    return Bad(source, "vm must be a table");
+  }
+  if (const toml::table* payload = root.get_as<toml::table>("payload")) {
+    if (absl::Status s = CheckKeys(*payload, {"name", "args"}, "[payload]", source); !s.ok()) return s;
+    if (auto name = (*payload)["name"].value<std::string>()) options.payload = *name;
+    else if (payload->contains("name")) return Bad(source, "payload.name must be a string");
+    if (auto args = (*payload)["args"].value<std::string>()) options.vm.payload_args = *args;
+    else if (payload->contains("args")) return Bad(source, "payload.args must be a string");
+  }
+  if (const toml::table* placement = root.get_as<toml::table>("placement")) {
+    if (absl::Status s = CheckKeys(*placement, {"mode"}, "[placement]", source); !s.ok()) return s;
+    if (auto mode = (*placement)["mode"].value<std::string>()) {
+      absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(*mode);
+      if (!p.ok()) return Bad(source, p.status().message());
+      options.placement = *p;
+    }
+  }
+  if (const toml::table* report = root.get_as<toml::table>("report")) {
+    if (absl::Status s = CheckKeys(*report, {"format"}, "[report]", source); !s.ok()) return s;
+    if (auto format = (*report)["format"].value<std::string>()) {
+      if (*format == "table") options.report = ReportFormat::kTable;
+      else if (*format == "json") options.report = ReportFormat::kJson;
+      else return Bad(source, absl::StrCat("report.format '", *format, "' (expected table or json)"));
+    }
+  }
+  if (root.contains("cell")) {
+    const toml::array* cells = root.get_as<toml::array>("cell");
+    if (cells == nullptr) return Bad(source, "cell must be an array of tables ([[cell]])");
+    if (absl::Status s = ApplyCells(*cells, source, options); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags) {
+  RunOptions options;
+  if (!flags.config_path.empty()) {
+    std::ifstream in(flags.config_path);
+    if (!in) {
+      return absl::NotFoundError(
+          absl::StrCat("config ", flags.config_path, ": cannot open file"));
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (absl::Status s = ApplyRunConfig(ss.str(), flags.config_path, options); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = ApplyFlags(flags, options); !s.ok()) return s;
+  return options;
+}
+
+}  // namespace numavm

@@ -1,0 +1,54 @@
+// Options of `numavm run`, from flags and an optional TOML config file.
+#ifndef NUMAVM_CLI_RUN_OPTIONS_H_
+#define NUMAVM_CLI_RUN_OPTIONS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "balancer/policy/static_placement.h"
+#include "vmm/vm_config.h"
+
+namespace numavm {
+
+enum class ReportFormat { kTable, kJson };
+
+struct RunOptions {
+  VmConfig vm;
+  std::string payload = "numa02";  // a guest-tools name or a path
+  StaticPlacement placement = StaticPlacement::kNone;
+  ReportFormat report = ReportFormat::kTable;
+};
+
+// Raw flag values; unset ones leave the config file's (or default) value.
+struct RunFlags {
+  std::string config_path;
+  std::optional<int> vcpus;
+  std::optional<std::string> memory;
+  std::optional<std::string> backing;
+  std::vector<std::string> cells;  // "SIZE:VCPULIST"
+  std::optional<std::string> payload;
+  std::vector<std::string> payload_args;  // "key=value"
+  std::optional<std::string> placement;
+  std::optional<std::string> report;
+  std::optional<std::string> timeout;
+  bool quiet_console = false;
+};
+
+// Applies the config file (if any), then the flags, onto defaults.
+absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags);
+
+// Parses TOML `text` (named `source` in errors) onto `options`.
+absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
+                            RunOptions& options);
+
+// "256M:0-1" -> a cell.
+absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec);
+// "30s", "5m", "1h30m" or plain seconds.
+absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_RUN_OPTIONS_H_

@@ -1,0 +1,149 @@
+#include "cli/run_report.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "vmm/size.h"
+
+namespace numavm {
+namespace {
+
+constexpr size_t kMaxProgressPoints = 200;
+
+double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+
+std::string Rate(double bytes_per_second) {
+  if (bytes_per_second >= (1ull << 30)) {
+    return absl::StrFormat("%.2f GiB/s", bytes_per_second / (1ull << 30));
+  }
+  return absl::StrFormat("%.1f MiB/s", bytes_per_second / (1ull << 20));
+}
+
+// Progress samples thinned to at most kMaxProgressPoints, keeping the last.
+nlohmann::json ProgressSeries(const VcpuRecord& v) {
+  nlohmann::json series = nlohmann::json::array();
+  size_t n = v.progress.size();
+  size_t step = n > kMaxProgressPoints ? (n + kMaxProgressPoints - 1) / kMaxProgressPoints : 1;
+  for (size_t i = 0; i < n; i += step) {
+    series.push_back({Seconds(v.progress[i].at), v.progress[i].bytes});
+  }
+  if (n > 0 && (n - 1) % step != 0) {
+    series.push_back({Seconds(v.progress.back().at), v.progress.back().bytes});
+  }
+  return series;
+}
+
+}  // namespace
+
+nlohmann::json SummaryToJson(const RunSummary& s) {
+  const RunOptions& o = *s.options;
+  const RunRecord& r = s.outcome.record;
+  nlohmann::json j;
+  j["payload"] = s.payload;
+  j["vcpus"] = o.vm.vcpus;
+  j["memory_bytes"] = o.vm.memory_bytes;
+  j["backing"] = std::string(BackingName(o.vm.backing));
+  j["placement"] = std::string(StaticPlacementName(o.placement));
+  j["payload_args"] = o.vm.payload_args;
+  j["end"] = std::string(RunEndName(s.outcome.end));
+  j["message"] = s.outcome.message;
+  j["exit_code"] = s.exit_code;
+  j["elapsed_seconds"] = Seconds(s.outcome.elapsed);
+  j["startup_seconds"] = s.outcome.startup ? nlohmann::json(Seconds(*s.outcome.startup))
+                                           : nlohmann::json(nullptr);
+  j["host_nodes"] = s.host_nodes;
+  nlohmann::json cells = nlohmann::json::array();
+  for (const CellConfig& c : o.vm.cells) {
+    cells.push_back({{"memory_bytes", c.memory_bytes}, {"vcpus", c.vcpus}});
+  }
+  j["cells"] = cells;
+  nlohmann::json vcpus = nlohmann::json::array();
+  for (size_t i = 0; i < r.vcpus.size(); ++i) {
+    const VcpuRecord& v = r.vcpus[i];
+    nlohmann::json e;
+    e["index"] = i;
+    e["bytes"] = v.bytes();
+    e["throughput_bytes_per_second"] = v.BytesPerSecond();
+    e["exit_status"] = v.exit_status ? nlohmann::json(*v.exit_status) : nlohmann::json(nullptr);
+    e["started_seconds"] = v.started ? nlohmann::json(Seconds(*v.started)) : nlohmann::json(nullptr);
+    e["progress"] = ProgressSeries(v);
+    vcpus.push_back(e);
+  }
+  j["vcpu"] = vcpus;
+  nlohmann::json results = nlohmann::json::object();
+  for (const ResultEntry& e : r.results) {
+    nlohmann::json& entry = results[e.key];
+    if (entry.is_null()) entry = {{"sum", 0}, {"per_vcpu", nlohmann::json::object()}};
+    entry["sum"] = entry["sum"].get<uint64_t>() + e.value;
+    entry["per_vcpu"][std::to_string(e.vcpu)] = e.value;
+  }
+  j["results"] = results;
+  nlohmann::json phases = nlohmann::json::array();
+  for (const PhaseMark& p : r.phases) {
+    phases.push_back({{"seconds", Seconds(p.at)}, {"vcpu", p.vcpu}, {"name", p.name}});
+  }
+  j["phases"] = phases;
+  if (s.memory) {
+    nlohmann::json per_node = nlohmann::json::object();
+    for (auto [node, bytes] : s.memory->bytes_per_node) per_node[std::to_string(node)] = bytes;
+    j["memory_per_node"] = {{"bytes", per_node},
+                            {"not_present_bytes", s.memory->not_present_bytes},
+                            {"other_bytes", s.memory->other_bytes}};
+  } else {
+    j["memory_per_node"] = {{"error", s.memory_error}};
+  }
+  j["console_lines"] = r.console;
+  j["notes"] = s.notes;
+  return j;
+}
+
+std::string SummaryToTable(const RunSummary& s) {
+  const RunOptions& o = *s.options;
+  const RunRecord& r = s.outcome.record;
+  std::string out;
+  absl::StrAppend(&out, "numavm run: ", s.payload, "  (", o.vm.vcpus, " vCPUs, ",
+                  FormatSize(o.vm.memory_bytes), " ", BackingName(o.vm.backing),
+                  ", placement ", StaticPlacementName(o.placement), ")\n");
+  absl::StrAppend(&out, "end:       ", RunEndName(s.outcome.end), " - ",
+                  s.outcome.message, " (exit ", s.exit_code, ")\n");
+  absl::StrAppend(&out, absl::StrFormat("elapsed:   %.3f s", Seconds(s.outcome.elapsed)));
+  if (s.outcome.startup) {
+    absl::StrAppend(&out, absl::StrFormat("; start-up to first guest instruction %.1f ms",
+                                          Seconds(*s.outcome.startup) * 1e3));
+  }
+  absl::StrAppend(&out, "\n\n", absl::StrFormat("%-5s %14s %14s %6s\n", "vCPU",
+                                                "bytes", "throughput", "exit"));
+  for (size_t i = 0; i < r.vcpus.size(); ++i) {
+    const VcpuRecord& v = r.vcpus[i];
+    absl::StrAppend(&out, absl::StrFormat(
+        "%-5d %14s %14s %6s\n", static_cast<int>(i), FormatSize(v.bytes()),
+        Rate(v.BytesPerSecond()),
+        v.exit_status ? absl::StrCat(*v.exit_status) : std::string("-")));
+  }
+  std::map<std::string, uint64_t> sums;
+  for (const ResultEntry& e : r.results) sums[e.key] += e.value;
+  if (!sums.empty()) {
+    absl::StrAppend(&out, "\nresults:  ");
+    for (const auto& [key, value] : sums) absl::StrAppend(&out, " ", key, "=", value);
+    absl::StrAppend(&out, "\n");
+  }
+  absl::StrAppend(&out, "\nguest memory per host node (move_pages):\n");
+  if (s.memory) {
+    uint64_t resident = 0;
+    for (auto [node, bytes] : s.memory->bytes_per_node) resident += bytes;
+    for (auto [node, bytes] : s.memory->bytes_per_node) {
+      absl::StrAppend(&out, absl::StrFormat("  node %-3d %12s  %5.1f%% of resident\n",
+                                            node, FormatSize(bytes),
+                                            resident ? 100.0 * bytes / resident : 0.0));
+    }
+    absl::StrAppend(&out, absl::StrFormat("  %-8s %12s\n", "absent",
+                                          FormatSize(s.memory->not_present_bytes)));
+  } else {
+    absl::StrAppend(&out, "  unavailable: ", s.memory_error, "\n");
+  }
+  for (const std::string& note : s.notes) absl::StrAppend(&out, "note: ", note, "\n");
+  return out;
+}
+
+}  // namespace numavm

@@ -1,0 +1,33 @@
+// The per-VM summary `numavm run` prints at exit, as a table or JSON.
+#ifndef NUMAVM_CLI_RUN_REPORT_H_
+#define NUMAVM_CLI_RUN_REPORT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "balancer/actuation/page_nodes.h"
+#include "cli/run_options.h"
+#include "vmm/virtual_machine.h"
+
+namespace numavm {
+
+struct RunSummary {
+  std::string payload;
+  const RunOptions* options = nullptr;
+  RunOutcome outcome;
+  int exit_code = 0;
+  int host_nodes = 1;
+  std::optional<NodeUsage> memory;  // absent if the query failed
+  std::string memory_error;
+  std::vector<std::string> notes;   // placement notes and warnings
+};
+
+nlohmann::json SummaryToJson(const RunSummary& summary);
+std::string SummaryToTable(const RunSummary& summary);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_RUN_REPORT_H_

@@ -1,0 +1,6 @@
+// Hostile: never stops and never calls the VMM.
+#include "runtime/runtime.h"
+
+int WorkloadMain(const guest::Env&) {
+  for (;;) guest::CpuRelax();
+}

@@ -1,0 +1,7 @@
+// numa01_thread_alloc: see streaming.h and the workload table in README.md.
+#include "workloads/streaming.h"
+
+int WorkloadMain(const guest::Env& env) {
+  return guest::RunStreaming(
+      env, {guest::Sharing::kGroupThenSlice, guest::Access::kWrite, /*half_vcpus=*/false});
+}

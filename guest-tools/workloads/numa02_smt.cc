@@ -1,0 +1,7 @@
+// numa02_smt: see streaming.h and the workload table in README.md.
+#include "workloads/streaming.h"
+
+int WorkloadMain(const guest::Env& env) {
+  return guest::RunStreaming(
+      env, {guest::Sharing::kSlice, guest::Access::kWrite, /*half_vcpus=*/true});
+}

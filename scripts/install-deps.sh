@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything numavm needs to build and test, from Debian packages.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  linux-libc-dev          # KVM API headers
+  libnuma-dev numactl     # move_pages/mbind; numactl for inspection
+  libabsl-dev             # Status, strings, synchronization, time
+  libvirt-dev             # libvirt C API (attach/daemon)
+  libtomlplusplus-dev     # TOML config files
+  nlohmann-json3-dev      # JSON reports
+  libcli11-dev            # command line with subcommands and --help
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

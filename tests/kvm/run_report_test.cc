@@ -1,0 +1,95 @@
+// The report of `numavm run`: the acceptance command of the bundled-VMM
+// issue, and what each report format carries.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/numavm_process.h"
+
+namespace numavm {
+namespace {
+
+using testing::RunNumavm;
+
+class RunReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  }
+};
+
+TEST_F(RunReportTest, Numa02JsonHasPerVcpuThroughputAndMemoryPerNode) {
+  testing::ProcessResult r =
+      RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "512M",
+                 "--report=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["end"], "completed");
+  EXPECT_EQ(j["memory_bytes"], 512ull << 20);
+  ASSERT_EQ(j["vcpu"].size(), 2u);
+  for (const auto& v : j["vcpu"]) {
+    EXPECT_GT(v["bytes"].get<uint64_t>(), 0u);
+    EXPECT_GT(v["throughput_bytes_per_second"].get<double>(), 0.0);
+    EXPECT_GE(v["progress"].size(), 2u);
+  }
+  // numa02's working set is all free guest memory: nearly all 512 MiB is
+  // resident after the first touch, and every byte is on some host node.
+  uint64_t resident = 0;
+  for (auto& [node, bytes] : j["memory_per_node"]["bytes"].items()) {
+    resident += bytes.get<uint64_t>();
+  }
+  EXPECT_GE(resident, 500ull << 20);
+  EXPECT_LE(resident, 512ull << 20);
+  EXPECT_GT(j["startup_seconds"].get<double>(), 0.0);
+}
+
+TEST_F(RunReportTest, TableNamesEveryVcpuAndNode) {
+  testing::ProcessResult r =
+      RunNumavm({"run", "--payload", "numa01", "--vcpus", "2", "--memory", "32M",
+                 "--quiet-console", "--", "size=2M", "iterations=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("end:       completed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n0 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node 0"), std::string::npos) << r.out;
+}
+
+TEST_F(RunReportTest, GuestCellsAreDescribedToThePayload) {
+  testing::ProcessResult r =
+      RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--cell", "16M:0",
+                 "--cell", "16M:1", "--report=json", "--quiet-console", "--", "size=2M",
+                 "iterations=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["memory_bytes"], 32ull << 20);
+  ASSERT_EQ(j["cells"].size(), 2u);
+  EXPECT_EQ(j["cells"][1]["vcpus"], nlohmann::json::array({1}));
+}
+
+TEST_F(RunReportTest, EveryBackingRuns) {
+  for (const char* backing : {"memfd", "anon", "thp"}) {
+    testing::ProcessResult r =
+        RunNumavm({"run", "--payload", "verify", "--backing", backing, "--memory", "32M",
+                   "--report=json", "--quiet-console", "--", "size=1M", "iterations=1"});
+    ASSERT_EQ(r.exit_code, 0) << backing << ": " << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["backing"], backing);
+    EXPECT_EQ(j["results"]["mismatches"]["sum"], 0) << backing;
+  }
+}
+
+TEST_F(RunReportTest, PlacementOnOneNodeSaysTheBoundIsTrivial) {
+  testing::ProcessResult r =
+      RunNumavm({"run", "--payload", "numa02", "--placement=hard", "--memory", "32M",
+                 "--report=json", "--quiet-console", "--", "size=1M", "iterations=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["placement"], "hard");
+  if (j["host_nodes"] == 1) {
+    ASSERT_FALSE(j["notes"].empty());
+    EXPECT_NE(j["notes"][0].get<std::string>().find("bound is trivial"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace numavm

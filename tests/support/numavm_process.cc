@@ -1,0 +1,87 @@
+#include "tests/support/numavm_process.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace numavm::testing {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+ProcessResult RunNumavm(const std::vector<std::string>& args) {
+  char dir_template[] = "/tmp/numavm-test-XXXXXX";
+  std::string dir = mkdtemp(dir_template);
+  std::string out_path = dir + "/out", err_path = dir + "/err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> argv_storage = {NUMAVM_BINARY};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ProcessResult result;
+  pid_t pid = 0;
+  if (posix_spawn(&pid, NUMAVM_BINARY, &actions, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  result.out = ReadAll(out_path);
+  result.err = ReadAll(err_path);
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+bool KvmAvailable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
+
+int CountLines(const std::string& text) {
+  int n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) ++n;
+  }
+  return n;
+}
+
+TempFile::TempFile(const std::string& name, const std::string& contents)
+    : TempFile(name, std::vector<unsigned char>(contents.begin(), contents.end())) {}
+
+TempFile::TempFile(const std::string& name, const std::vector<unsigned char>& contents) {
+  char dir_template[] = "/tmp/numavm-file-XXXXXX";
+  dir_ = mkdtemp(dir_template);
+  path_ = dir_ + "/" + name;
+  std::ofstream out(path_, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(contents.data()),
+            static_cast<std::streamsize>(contents.size()));
+}
+
+TempFile::~TempFile() { std::filesystem::remove_all(dir_); }
+
+std::string PayloadPath(const std::string& name) {
+  return std::string(NUMAVM_PAYLOAD_DIR) + "/" + name + ".elf";
+}
+
+}  // namespace numavm::testing

@@ -1,0 +1,43 @@
+// Runs the numavm binary as a user would and captures what it prints.
+#ifndef NUMAVM_TESTS_SUPPORT_NUMAVM_PROCESS_H_
+#define NUMAVM_TESTS_SUPPORT_NUMAVM_PROCESS_H_
+
+#include <string>
+#include <vector>
+
+namespace numavm::testing {
+
+struct ProcessResult {
+  int exit_code = -1;    // -1: did not exit normally
+  int term_signal = 0;   // the signal that ended it, if any
+  std::string out;
+  std::string err;
+};
+
+// Runs `numavm args...` (the binary built with the tests) and waits.
+ProcessResult RunNumavm(const std::vector<std::string>& args);
+
+// True when /dev/kvm can be opened read-write.
+bool KvmAvailable();
+
+// Number of lines in `text` that are not empty.
+int CountLines(const std::string& text);
+
+// A file in a fresh temporary directory, removed with the object.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& contents);
+  TempFile(const std::string& name, const std::vector<unsigned char>& contents);
+  ~TempFile();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+std::string PayloadPath(const std::string& name);
+
+}  // namespace numavm::testing
+
+#endif  // NUMAVM_TESTS_SUPPORT_NUMAVM_PROCESS_H_

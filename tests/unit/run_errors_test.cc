@@ -1,0 +1,117 @@
+// Bad input to `numavm run`: a one-line error naming the problem, exit 2, no
+// crash, and nothing printed on stdout.
+#include <elf.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "tests/support/numavm_process.h"
+#include "vmm/host_memory.h"
+
+namespace numavm {
+namespace {
+
+using testing::CountLines;
+using testing::ProcessResult;
+using testing::RunNumavm;
+using testing::TempFile;
+
+void ExpectBadInput(const ProcessResult& r, const std::string& needle) {
+  EXPECT_EQ(r.term_signal, 0) << "numavm died from a signal";
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(RunErrors, MissingPayloadName) {
+  ExpectBadInput(RunNumavm({"run", "--payload", "no_such_workload"}),
+                 "payload 'no_such_workload' not found; available: ");
+}
+
+TEST(RunErrors, MissingPayloadPath) {
+  ExpectBadInput(RunNumavm({"run", "--payload", "/nonexistent/x.elf"}),
+                 "payload /nonexistent/x.elf: no such file");
+}
+
+TEST(RunErrors, NonElfFile) {
+  TempFile script("script.elf", std::string("#!/bin/sh\necho hi\n"));
+  ExpectBadInput(RunNumavm({"run", "--payload", script.path()}), "not an ELF file");
+}
+
+TEST(RunErrors, ElfForAnotherArchitecture) {
+  std::ifstream in(testing::PayloadPath("numa02"), std::ios::binary);
+  std::vector<unsigned char> image((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  ASSERT_GT(image.size(), sizeof(Elf64_Ehdr));
+  uint16_t aarch64 = EM_AARCH64;
+  std::memcpy(image.data() + offsetof(Elf64_Ehdr, e_machine), &aarch64, 2);
+  TempFile arm("arm.elf", image);
+  ExpectBadInput(RunNumavm({"run", "--payload", arm.path()}),
+                 "an ELF for aarch64, not x86-64");
+}
+
+TEST(RunErrors, MemoryLargerThanTheHost) {
+  absl::StatusOr<HostMemoryInfo> host = ReadHostMemoryInfo();
+  ASSERT_TRUE(host.ok());
+  uint64_t gib = host->total_bytes / (1ull << 30) * 2 + 2;
+  ExpectBadInput(RunNumavm({"run", "--memory", absl::StrCat(gib, "G")}),
+                 "is larger than this host's memory");
+}
+
+TEST(RunErrors, ZeroVcpus) {
+  ExpectBadInput(RunNumavm({"run", "--vcpus", "0"}), "--vcpus must be between 1 and 64, got 0");
+}
+
+TEST(RunErrors, HugetlbWithoutReservedPages) {
+  absl::StatusOr<HostMemoryInfo> host = ReadHostMemoryInfo();
+  ASSERT_TRUE(host.ok());
+  if (host->huge_pages_free * (2ull << 20) >= (64ull << 20)) {
+    GTEST_SKIP() << "this host has huge pages reserved";
+  }
+  ExpectBadInput(RunNumavm({"run", "--backing", "hugetlb", "--memory", "64M"}),
+                 "--backing=hugetlb needs 32 free 2 MiB huge pages");
+}
+
+TEST(RunErrors, MalformedConfig) {
+  TempFile config("vm.toml", std::string("[vm]\nvcpus = 2\nmemory = \"512M\n"));
+  ExpectBadInput(RunNumavm({"run", "--config", config.path()}), "vm.toml: line 3");
+}
+
+TEST(RunErrors, ConfigWithUnknownKey) {
+  TempFile config("vm.toml", std::string("[vm]\nvcpu = 2\n"));
+  ExpectBadInput(RunNumavm({"run", "--config", config.path()}), "unknown key 'vcpu'");
+}
+
+TEST(RunErrors, UnknownBackingAndPlacement) {
+  ExpectBadInput(RunNumavm({"run", "--backing", "tmpfs"}), "unknown backing 'tmpfs'");
+  ExpectBadInput(RunNumavm({"run", "--placement", "random"}), "unknown placement 'random'");
+}
+
+TEST(RunErrors, BadPayloadArgument) {
+  ExpectBadInput(RunNumavm({"run", "--", "iterations"}), "must look like key=value");
+}
+
+TEST(RunErrors, UnknownFlag) {
+  ProcessResult r = RunNumavm({"run", "--frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("frobnicate"), std::string::npos);
+}
+
+TEST(Help, ListsCommandsPayloadsAndExitCodes) {
+  ProcessResult top = RunNumavm({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("run"), std::string::npos);
+  ProcessResult run = RunNumavm({"run", "--help"});
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* needle : {"--vcpus", "--memory", "--backing", "--cell", "--payload",
+                             "--placement", "--report", "--timeout", "--config", "numa02_chase",
+                             "Exit status"}) {
+    EXPECT_NE(run.out.find(needle), std::string::npos) << needle;
+  }
+}
+
+}  // namespace
+}  // namespace numavm

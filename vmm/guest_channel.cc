@@ -1,0 +1,130 @@
+#include "vmm/guest_channel.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "vmm/guest_abi.h"
+
+namespace numavm {
+namespace {
+constexpr absl::Duration kMaxSleep = absl::Seconds(10);
+}
+
+GuestChannel::GuestChannel(const GuestMemory& memory, int vcpus, Clock clock,
+                           GuestObserver* observer, ConsoleSink console,
+                           ChannelLimits limits)
+    : memory_(memory),
+      clock_(std::move(clock)),
+      observer_(observer),
+      console_sink_(std::move(console)),
+      limits_(limits) {
+  record_.vcpus.resize(vcpus);
+  line_buffers_.resize(vcpus);
+}
+
+const uint64_t* GuestChannel::MailboxWords(int vcpu) const {
+  return reinterpret_cast<const uint64_t*>(memory_.HostPointer(
+      GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes},
+      abi::kMailboxBytes));
+}
+
+std::string GuestChannel::MailboxText(int vcpu) const {
+  const auto* box = reinterpret_cast<const abi::Mailbox*>(MailboxWords(vcpu));
+  // The guest may leave the text unterminated: never read past the array.
+  return std::string(box->text, strnlen(box->text, sizeof(box->text)));
+}
+
+GuestChannel::Reply GuestChannel::Console(int vcpu, char c) {
+  absl::MutexLock lock(&mu_);
+  if (++record_.console_bytes > limits_.console_bytes) {
+    return Reply{Reply::kFault, 0, {},
+                 absl::StrCat("guest console output exceeded ",
+                              limits_.console_bytes, " bytes (port flood)")};
+  }
+  std::string& line = line_buffers_[vcpu];
+  if (c != '\n') {
+    if (c != '\r') line.push_back(c);
+    if (line.size() < limits_.line_bytes) return Reply{};
+  }
+  if (record_.console.size() < limits_.console_lines_kept) {
+    record_.console.push_back(line);
+  }
+  if (console_sink_) console_sink_(vcpu, line);
+  line.clear();
+  return Reply{};
+}
+
+GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port,
+                                            uint8_t size, uint64_t value) {
+  const absl::Duration now = clock_();
+  const uint64_t* words = MailboxWords(vcpu);
+  switch (port) {
+    case abi::kPortConsole:
+      return Console(vcpu, static_cast<char>(value & 0xff));
+    case abi::kPortStarted: {
+      absl::MutexLock lock(&mu_);
+      if (!record_.vcpus[vcpu].started) record_.vcpus[vcpu].started = now;
+      return Reply{};
+    }
+    case abi::kPortProgress: {
+      absl::MutexLock lock(&mu_);
+      auto& progress = record_.vcpus[vcpu].progress;
+      // Cumulative by contract; a guest that goes backwards is ignored.
+      if (progress.empty() || words[0] >= progress.back().bytes) {
+        progress.push_back(ProgressSample{now, words[0]});
+      }
+      return Reply{};
+    }
+    case abi::kPortPhase: {
+      std::string name = MailboxText(vcpu);
+      absl::MutexLock lock(&mu_);
+      record_.phases.push_back(PhaseMark{now, vcpu, std::move(name)});
+      return Reply{};
+    }
+    case abi::kPortResult: {
+      std::string key = MailboxText(vcpu);
+      absl::MutexLock lock(&mu_);
+      record_.results.push_back(ResultEntry{vcpu, std::move(key), words[0]});
+      return Reply{};
+    }
+    case abi::kPortExit: {
+      absl::MutexLock lock(&mu_);
+      record_.vcpus[vcpu].exited = now;
+      record_.vcpus[vcpu].exit_status = static_cast<uint32_t>(value);
+      return Reply{Reply::kExit, static_cast<uint32_t>(value)};
+    }
+    case abi::kPortLayout: {
+      LayoutHint hint{GuestAddress{words[0]}, words[1], words[2]};
+      // Only ranges inside one RAM region are acted on; others are dropped.
+      if (observer_ != nullptr && hint.bytes != 0 &&
+          memory_.HostPointer(hint.start, hint.bytes) != nullptr) {
+        observer_->OnLayout(hint);
+      }
+      return Reply{};
+    }
+    case abi::kPortSleep: {
+      absl::Duration d = absl::Microseconds(static_cast<int64_t>(
+          std::min<uint64_t>(words[0], absl::ToInt64Microseconds(kMaxSleep))));
+      return Reply{Reply::kSleep, 0, d};
+    }
+    default:
+      return Reply{Reply::kFault, 0, {},
+                   absl::StrCat("write to unknown I/O port 0x", absl::Hex(port),
+                                " (", size, " bytes, value 0x",
+                                absl::Hex(value), ")")};
+  }
+}
+
+RunRecord GuestChannel::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return record_;
+}
+
+std::vector<uint64_t> GuestChannel::ProgressBytes() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<uint64_t> out;
+  for (const VcpuRecord& v : record_.vcpus) out.push_back(v.bytes());
+  return out;
+}
+
+}  // namespace numavm

@@ -1,0 +1,56 @@
+// The exit loop of one vCPU thread: one switch on the exit kind.
+#ifndef NUMAVM_VMM_VCPU_RUNNER_H_
+#define NUMAVM_VMM_VCPU_RUNNER_H_
+
+#include <sys/types.h>
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <optional>
+
+#include "absl/synchronization/mutex.h"
+
+#include "vmm/guest_channel.h"
+#include "vmm/guest_observer.h"
+#include "vmm/kvm.h"
+#include "vmm/run_control.h"
+
+namespace numavm {
+
+class VcpuRunner final {
+ public:
+  VcpuRunner(VcpuFd& vcpu, GuestChannel& channel, RunControl& control,
+             GuestObserver* observer)
+      : vcpu_(vcpu), channel_(channel), control_(control), observer_(observer) {}
+
+  // Body of the vCPU thread; returns when the vCPU exits or the run ends.
+  void Run();
+
+  pid_t tid() const { return tid_.load(std::memory_order_acquire); }
+
+  // Makes the vCPU leave KVM_RUN now (and return at once from the next one).
+  void Kick();
+
+ private:
+  void RunLoop();
+  // Ends the whole run with a message naming this vCPU and its rip.
+  void Fault(RunEnd end, const std::string& what);
+
+  VcpuFd& vcpu_;
+  GuestChannel& channel_;
+  RunControl& control_;
+  GuestObserver* observer_;
+  std::atomic<pid_t> tid_{0};
+  absl::Mutex thread_mu_;
+  std::optional<pthread_t> thread_ ABSL_GUARDED_BY(thread_mu_);
+};
+
+// Installs the no-op handler for the signal that kicks vCPUs out of KVM_RUN.
+void InstallKickSignalHandler();
+inline constexpr int kKickSignal = SIGUSR1;
+
+}  // namespace numavm
+
+#endif  // NUMAVM_VMM_VCPU_RUNNER_H_

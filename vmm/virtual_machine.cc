@@ -1,0 +1,148 @@
+#include "vmm/virtual_machine.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "vmm/boot_info.h"
+#include "vmm/status.h"
+#include "vmm/x86_boot.h"
+
+namespace numavm {
+namespace {
+
+void PrintConsoleLine(int vcpu, absl::string_view line) {
+  std::fprintf(stderr, "guest[%d]: %.*s\n", vcpu, static_cast<int>(line.size()),
+               line.data());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(
+    VmConfig config, const ElfPayload& payload, GuestObserver* observer) {
+  const auto created = std::chrono::steady_clock::now();
+  // Host memory first: its errors (e.g. no huge pages) are the user's to fix.
+  std::vector<uint64_t> region_bytes;
+  for (const CellConfig& cell : config.cells) region_bytes.push_back(cell.memory_bytes);
+  absl::StatusOr<GuestMemory> memory =
+      GuestMemory::Create(config.backing, region_bytes);
+  if (!memory.ok()) return memory.status();
+  absl::StatusOr<Kvm> kvm = Kvm::Open();
+  if (!kvm.ok()) return kvm.status();
+  absl::StatusOr<VmFd> vm = VmFd::Create(*kvm);
+  if (!vm.ok()) return vm.status();
+
+  std::unique_ptr<VirtualMachine> machine(
+      new VirtualMachine(std::move(config), created, *std::move(kvm),
+                         *std::move(vm), *std::move(memory), observer));
+  if (absl::Status s = machine->Setup(payload); !s.ok()) return s;
+  return machine;
+}
+
+VirtualMachine::VirtualMachine(VmConfig config,
+                               std::chrono::steady_clock::time_point created,
+                               Kvm kvm, VmFd vm, GuestMemory memory,
+                               GuestObserver* observer)
+    : config_(std::move(config)),
+      created_(created),
+      kvm_(std::move(kvm)),
+      vm_(std::move(vm)),
+      memory_(std::move(memory)),
+      observer_(observer),
+      control_(config_.vcpus) {}
+
+// The setup steps, in order.
+absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
+  // 1. Guest memory becomes KVM memory slots, one per cell.
+  for (size_t i = 0; i < memory_.regions().size(); ++i) {
+    const GuestRegion& r = memory_.regions()[i];
+    if (absl::Status s = vm_.SetMemoryRegion(static_cast<uint32_t>(i), 0,
+                                             r.start.value, r.bytes, r.host());
+        !s.ok()) {
+      return s;
+    }
+  }
+  // 2. vCPUs, each with CPUID and long-mode registers.
+  absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm_.SupportedCpuid();
+  if (!cpuid.ok()) return cpuid.status();
+  for (int i = 0; i < config_.vcpus; ++i) {
+    absl::StatusOr<VcpuFd> vcpu = VcpuFd::Create(kvm_, vm_, i);
+    if (!vcpu.ok()) return vcpu.status();
+    if (absl::Status s = vcpu->SetCpuid(CpuidForVcpu(*cpuid, i)); !s.ok()) return s;
+    if (absl::Status s = ConfigureLongModeVcpu(*vcpu, payload.entry); !s.ok()) return s;
+    vcpus_.push_back(*std::move(vcpu));
+  }
+  // 3. Page tables, GDT, BootInfo and the payload image in guest memory.
+  if (absl::Status s = WriteLongModeTables(memory_); !s.ok()) return s;
+  absl::StatusOr<int> tsc_khz =
+      Ioctl(vcpus_[0].fd(), KVM_GET_TSC_KHZ, 0ul, "KVM_GET_TSC_KHZ");
+  if (!tsc_khz.ok()) return tsc_khz.status();
+  if (absl::Status s = WriteBootInfo(config_, memory_, static_cast<uint32_t>(*tsc_khz));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = LoadElfPayload(payload, memory_); !s.ok()) return s;
+  // 4. The channel that serves the guest's calls.
+  channel_ = std::make_unique<GuestChannel>(
+      memory_, config_.vcpus, [this] { return Elapsed(); }, observer_,
+      config_.echo_console ? GuestChannel::ConsoleSink(PrintConsoleLine)
+                           : GuestChannel::ConsoleSink(),
+      config_.channel_limits);
+  for (VcpuFd& vcpu : vcpus_) {
+    runners_.push_back(
+        std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_));
+  }
+  control_.SetKick([this] { KickAll(); });
+  return absl::OkStatus();
+}
+
+VirtualMachine::~VirtualMachine() {
+  RequestStop(RunEnd::kStopped, "VM destroyed");
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+absl::Duration VirtualMachine::Elapsed() const {
+  return absl::FromChrono(std::chrono::steady_clock::now() - created_);
+}
+
+void VirtualMachine::KickAll() {
+  for (auto& runner : runners_) runner->Kick();
+}
+
+void VirtualMachine::RequestStop(RunEnd end, std::string message) {
+  control_.End(end, std::move(message));
+}
+
+std::vector<pid_t> VirtualMachine::VcpuThreadIds() const {
+  std::vector<pid_t> tids;
+  for (const auto& r : runners_) tids.push_back(r->tid());
+  return tids;
+}
+
+RunOutcome VirtualMachine::Run() {
+  InstallKickSignalHandler();
+  for (auto& runner : runners_) {
+    threads_.emplace_back([r = runner.get()] { r->Run(); });
+  }
+  control_.Wait(config_.timeout == absl::InfiniteDuration()
+                    ? absl::InfiniteFuture()
+                    : absl::Now() + config_.timeout,
+                config_.timeout);
+  // Every runner has been kicked (immediate_exit is set), so each thread
+  // leaves KVM_RUN and sees the run has ended.
+  for (std::thread& t : threads_) t.join();
+  RunOutcome outcome;
+  outcome.end = control_.end();
+  outcome.message = control_.message();
+  outcome.elapsed = Elapsed();
+  outcome.record = channel_->Snapshot();
+  for (const VcpuRecord& v : outcome.record.vcpus) {
+    if (v.started && (!outcome.startup || *v.started < *outcome.startup)) {
+      outcome.startup = v.started;
+    }
+  }
+  return outcome;
+}
+
+}  // namespace numavm

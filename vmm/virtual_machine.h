@@ -1,0 +1,83 @@
+// A VM of the bundled VMM: KVM, guest memory, vCPU threads, the guest
+// channel. Create() lists the setup steps in order; members are declared in
+// that order, so destruction undoes setup in reverse.
+#ifndef NUMAVM_VMM_VIRTUAL_MACHINE_H_
+#define NUMAVM_VMM_VIRTUAL_MACHINE_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "vmm/elf_payload.h"
+#include "vmm/guest_channel.h"
+#include "vmm/guest_memory.h"
+#include "vmm/guest_observer.h"
+#include "vmm/kvm.h"
+#include "vmm/run_control.h"
+#include "vmm/run_record.h"
+#include "vmm/vcpu_runner.h"
+#include "vmm/vm_config.h"
+
+namespace numavm {
+
+struct RunOutcome {
+  RunEnd end = RunEnd::kCompleted;
+  std::string message;
+  absl::Duration elapsed;                 // from creation to the end
+  std::optional<absl::Duration> startup;  // creation to first guest instruction
+  RunRecord record;
+};
+
+class VirtualMachine final {
+ public:
+  // `config` must have passed NormalizeVmConfig. `observer` may be null and
+  // must outlive the VM.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<VirtualMachine>> Create(
+      VmConfig config, const ElfPayload& payload, GuestObserver* observer);
+
+  VirtualMachine(const VirtualMachine&) = delete;
+  VirtualMachine& operator=(const VirtualMachine&) = delete;
+  ~VirtualMachine();
+
+  // Starts the vCPU threads and blocks until the VM ends.
+  RunOutcome Run();
+  // Ends a running VM from any thread (signal watcher, balancer).
+  void RequestStop(RunEnd end, std::string message);
+
+  const VmConfig& config() const { return config_; }
+  const GuestMemory& memory() const { return memory_; }
+  const GuestChannel& channel() const { return *channel_; }
+  // Host thread ids of the vCPUs (0 until a thread has started).
+  std::vector<pid_t> VcpuThreadIds() const;
+  // Time since creation began.
+  absl::Duration Elapsed() const;
+
+ private:
+  VirtualMachine(VmConfig config, std::chrono::steady_clock::time_point created,
+                 Kvm kvm, VmFd vm, GuestMemory memory, GuestObserver* observer);
+  absl::Status Setup(const ElfPayload& payload);
+  void KickAll();
+
+  const VmConfig config_;
+  const std::chrono::steady_clock::time_point created_;
+  Kvm kvm_;
+  VmFd vm_;
+  GuestMemory memory_;
+  GuestObserver* const observer_;
+  std::vector<VcpuFd> vcpus_;
+  std::unique_ptr<GuestChannel> channel_;
+  RunControl control_;
+  std::vector<std::unique_ptr<VcpuRunner>> runners_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_VMM_VIRTUAL_MACHINE_H_
