@@ -20,6 +20,8 @@ struct Case {
   int vcpus;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.workload << "/" << c.vcpus; }
+
 std::string Name(const ::testing::TestParamInfo<Case>& info) {
   return absl::StrCat(info.param.workload, "_", info.param.vcpus, "vcpu");
 }
