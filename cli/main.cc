@@ -58,6 +58,18 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "stop the VM after this long, e.g. 30s or 5m (default: none)");
   run->add_flag("--quiet-console", flags.quiet_console,
                 "do not echo guest console lines to stderr");
+  run->add_option("--sampler", flags.sampler,
+                  "access tracking: hint (default; userfaultfd hinting faults, sees reads "
+                  "and writes, needs memfd or hugetlb backing; other backings fall back to "
+                  "dirtylog), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
+                  "windows, writes, VM-wide) or off");
+  run->add_option("--scan-window", flags.scan_window,
+                  "guest memory armed per scan period, e.g. 16M (default 16M; the window "
+                  "advances through guest memory and wraps)");
+  run->add_option("--scan-period", flags.scan_period,
+                  "time between scan windows, e.g. 1s or 100ms (default 1s; at least 10ms)");
+  run->add_option("--dirty-ring-entries", flags.ring_entries,
+                  "entries per vCPU dirty ring with --sampler=ring (power of two; default 16384)");
   run->add_option("args", flags.payload_args, "payload arguments, key=value");
 }
 

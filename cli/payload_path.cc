@@ -33,7 +33,8 @@ std::vector<std::string> AvailablePayloads() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       std::string file = entry.path().filename().string();
-      if (absl::EndsWith(file, ".elf") && !absl::StartsWith(file, "hostile_")) {
+      if (absl::EndsWith(file, ".elf") && !absl::StartsWith(file, "hostile_") &&
+          !absl::StartsWith(file, "probe_")) {
         names.insert(file.substr(0, file.size() - 4));
       }
     }

@@ -14,6 +14,8 @@
 #include "cli/payload_path.h"
 #include "cli/placement_observer.h"
 #include "cli/run_report.h"
+#include "cli/sampling_setup.h"
+#include "balancer/sampling/sampling_loop.h"
 #include "vmm/elf_payload.h"
 #include "vmm/host_memory.h"
 #include "vmm/virtual_machine.h"
@@ -73,6 +75,8 @@ int RunCommand(const RunFlags& flags) {
       return Fail(s, kExitBadInput);
     }
   }
+  absl::StatusOr<std::string> fallback = PrepareSampling(options);
+  if (!fallback.ok()) return Fail(fallback.status(), kExitBadInput);
   absl::StatusOr<std::string> path = ResolvePayload(options.payload);
   if (!path.ok()) return Fail(path.status(), kExitBadInput);
   absl::StatusOr<ElfPayload> payload = ReadElfPayload(*path);
@@ -81,6 +85,7 @@ int RunCommand(const RunFlags& flags) {
   RunSummary summary;
   summary.payload = options.payload;
   summary.options = &options;
+  if (!fallback->empty()) summary.notes.push_back(*fallback);
   absl::StatusOr<Topology> topology = ReadHostTopology();
   if (!topology.ok()) {
     // No NUMA sysfs (e.g. a kernel without CONFIG_NUMA): one node, all CPUs.
@@ -106,15 +111,46 @@ int RunCommand(const RunFlags& flags) {
     return Fail(vm.status(), input ? kExitBadInput : kExitHostError);
   }
   placement.set_memory(&(*vm)->memory());
+  absl::StatusOr<std::unique_ptr<AccessSampler>> sampler =
+      CreateSampler(options.sampling, **vm);
+  if (!sampler.ok()) {
+    bool input = absl::IsInvalidArgument(sampler.status()) ||
+                 absl::IsFailedPrecondition(sampler.status());
+    return Fail(sampler.status(), input ? kExitBadInput : kExitHostError);
+  }
+  summary.sampling.sampler = std::string(SamplerKindName(options.sampling.sampler));
+  summary.sampling.window_bytes = options.sampling.window_bytes;
+  summary.sampling.period = options.sampling.period;
+  std::unique_ptr<SamplingLoop> sampling;
+  if (*sampler) {
+    sampling = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, nullptr);
+    // A sampler that cannot start leaves the VM to run untracked.
+    if (absl::Status s = sampling->Start(); !s.ok()) {
+      std::fprintf(stderr, "numavm run: sampling disabled: %s\n",
+                   std::string(s.message()).c_str());
+    }
+  }
   {
     SignalWatcher watcher(**vm);
     summary.outcome = (*vm)->Run();
+  }
+  if (sampling) {
+    sampling->Stop();
+    summary.sampling.stats = (*sampler)->stats();
+    summary.sampling.cpu_time = sampling->cpu_time() + summary.sampling.stats.helper_cpu_time;
+    if (!sampling->status().ok()) {
+      summary.sampling.error = std::string(sampling->status().message());
+    }
   }
   summary.exit_code = ExitCodeFor(summary.outcome.end);
 
   std::vector<HostRange> ranges;
   for (const GuestRegion& r : (*vm)->memory().regions()) {
     ranges.push_back(HostRange{reinterpret_cast<uintptr_t>(r.host()), r.bytes});
+    if (r.backing.fd.valid()) {
+      // Pages the hinting-fault scanner left unmapped still live somewhere.
+      (void)MapResidentPages(ranges.back(), BackingAlignment(options.vm.backing));
+    }
   }
   absl::StatusOr<NodeUsage> usage =
       QueryPageNodes(0, ranges, BackingAlignment(options.vm.backing));

@@ -108,7 +108,81 @@ absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
   return absl::OkStatus();
 }
 
+absl::Status ApplySampler(absl::string_view sampler, RunOptions& options) {
+  absl::StatusOr<SamplerKind> kind = ParseSamplerKind(sampler);
+  if (!kind.ok()) return kind.status();
+  options.sampling.sampler = *kind;
+  options.sampling.sampler_chosen = true;
+  return absl::OkStatus();
+}
+
+absl::Status ApplyScanWindow(absl::string_view text, RunOptions& options) {
+  absl::StatusOr<uint64_t> bytes = ParseSize(text);
+  if (!bytes.ok()) return bytes.status();
+  if (*bytes < 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("scan window '", text, "' is under 4K"));
+  }
+  options.sampling.window_bytes = *bytes;
+  return absl::OkStatus();
+}
+
+absl::Status ApplyScanPeriod(absl::string_view text, RunOptions& options) {
+  absl::StatusOr<absl::Duration> d = ParseTimeout(text);
+  if (!d.ok()) return d.status();
+  if (*d < absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat("scan period '", text, "' is under 10ms"));
+  }
+  options.sampling.period = *d;
+  return absl::OkStatus();
+}
+
+absl::Status ApplySampling(const toml::table& t, absl::string_view source,
+                           RunOptions& options) {
+  if (absl::Status s = CheckKeys(t, {"sampler", "window", "period", "ring_entries"},
+                                 "[sampling]", source);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::node* n = t.get("sampler")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "sampling.sampler must be a string");
+    if (absl::Status s = ApplySampler(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("window")) {
+    absl::StatusOr<std::string> text = SizeString(*n, "sampling.window", source);
+    if (!text.ok()) return text.status();
+    if (absl::Status s = ApplyScanWindow(*text, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("period")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "sampling.period must be a duration string such as \"1s\"");
+    if (absl::Status s = ApplyScanPeriod(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("ring_entries")) {
+    auto v = n->value<int64_t>();
+    if (!v || *v <= 0) return Bad(source, "sampling.ring_entries must be a positive integer");
+    options.sampling.ring_entries = static_cast<uint32_t>(*v);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
+  if (flags.sampler) {
+    if (absl::Status s = ApplySampler(*flags.sampler, options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--sampler: ", s.message()));
+    }
+  }
+  if (flags.scan_window) {
+    if (absl::Status s = ApplyScanWindow(*flags.scan_window, options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-window: ", s.message()));
+    }
+  }
+  if (flags.scan_period) {
+    if (absl::Status s = ApplyScanPeriod(*flags.scan_period, options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-period: ", s.message()));
+    }
+  }
+  if (flags.ring_entries) options.sampling.ring_entries = *flags.ring_entries;
   if (flags.vcpus) options.vm.vcpus = *flags.vcpus;
   if (flags.memory) {
     absl::StatusOr<uint64_t> bytes = ParseSize(*flags.memory);
@@ -159,6 +233,25 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
 
 }  // namespace
 
+absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
+  if (name == "off") return SamplerKind::kOff;
+  if (name == "hint") return SamplerKind::kHint;
+  if (name == "ring") return SamplerKind::kRing;
+  if (name == "dirtylog") return SamplerKind::kDirtyLog;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown sampler '", name, "' (expected hint, ring, dirtylog or off)"));
+}
+
+absl::string_view SamplerKindName(SamplerKind kind) {
+  switch (kind) {
+    case SamplerKind::kOff: return "off";
+    case SamplerKind::kHint: return "hint";
+    case SamplerKind::kRing: return "ring";
+    case SamplerKind::kDirtyLog: return "dirtylog";
+  }
+  return "?";
+}
+
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
   int64_t seconds = 0;
   absl::Duration d;
@@ -199,7 +292,8 @@ absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
     return Bad(source, absl::StrCat("line ", e.source().begin.line, ", column ",
                                     e.source().begin.column, ": ", std::string(e.description())));
   }
-  if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell"},
+  if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell",
+                                        "sampling"},
                                  "the top level", source);
       !s.ok()) {
     return s;
@@ -231,6 +325,9 @@ absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
       else if (*format == "json") options.report = ReportFormat::kJson;
       else return Bad(source, absl::StrCat("report.format '", *format, "' (expected table or json)"));
     }
+  }
+  if (const toml::table* sampling = root.get_as<toml::table>("sampling")) {
+    if (absl::Status s = ApplySampling(*sampling, source, options); !s.ok()) return s;
   }
   if (root.contains("cell")) {
     const toml::array* cells = root.get_as<toml::array>("cell");

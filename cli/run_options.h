@@ -15,11 +15,25 @@ namespace numavm {
 
 enum class ReportFormat { kTable, kJson };
 
+enum class SamplerKind { kOff, kHint, kRing, kDirtyLog };
+absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name);
+absl::string_view SamplerKindName(SamplerKind kind);
+
+// How guest memory access is tracked (see balancer/sampling/).
+struct SamplingOptions {
+  SamplerKind sampler = SamplerKind::kHint;
+  bool sampler_chosen = false;  // false: hint, or dirtylog where hint cannot work
+  uint64_t window_bytes = 16ull << 20;  // pages armed per scan period
+  absl::Duration period = absl::Seconds(1);
+  uint32_t ring_entries = 16384;  // per vCPU, with --sampler=ring
+};
+
 struct RunOptions {
   VmConfig vm;
   std::string payload = "numa02";  // a guest-tools name or a path
   StaticPlacement placement = StaticPlacement::kNone;
   ReportFormat report = ReportFormat::kTable;
+  SamplingOptions sampling;
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -35,6 +49,10 @@ struct RunFlags {
   std::optional<std::string> report;
   std::optional<std::string> timeout;
   bool quiet_console = false;
+  std::optional<std::string> sampler;
+  std::optional<std::string> scan_window;
+  std::optional<std::string> scan_period;
+  std::optional<uint32_t> ring_entries;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

@@ -93,6 +93,19 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   } else {
     j["memory_per_node"] = {{"error", s.memory_error}};
   }
+  const SamplingSummary& sm = s.sampling;
+  j["sampling"] = {{"sampler", sm.sampler},
+                   {"window_bytes", sm.window_bytes},
+                   {"period_seconds", Seconds(sm.period)},
+                   {"pages_armed", sm.stats.pages_armed},
+                   {"samples", sm.stats.samples},
+                   {"reads", sm.stats.reads},
+                   {"writes", sm.stats.writes},
+                   {"unattributed", sm.stats.unattributed},
+                   {"windows", sm.stats.windows},
+                   {"per_vcpu", sm.stats.per_vcpu},
+                   {"cpu_seconds", Seconds(sm.cpu_time)},
+                   {"error", sm.error}};
   j["console_lines"] = r.console;
   j["notes"] = s.notes;
   return j;
@@ -128,6 +141,22 @@ std::string SummaryToTable(const RunSummary& s) {
     for (const auto& [key, value] : sums) absl::StrAppend(&out, " ", key, "=", value);
     absl::StrAppend(&out, "\n");
   }
+  const SamplingSummary& sm = s.sampling;
+  absl::StrAppend(&out, "\nsampling:  ", sm.sampler);
+  if (sm.sampler != "off") {
+    absl::StrAppend(&out, absl::StrFormat(
+        " (window %s every %s): %u pages armed, %u samples (%u reads, %u writes, "
+        "%u unattributed), %.3f s CPU",
+        FormatSize(sm.window_bytes), absl::FormatDuration(sm.period), sm.stats.pages_armed,
+        sm.stats.samples, sm.stats.reads, sm.stats.writes, sm.stats.unattributed,
+        Seconds(sm.cpu_time)));
+    if (!sm.stats.per_vcpu.empty()) {
+      absl::StrAppend(&out, "\n           per vCPU:");
+      for (uint64_t n : sm.stats.per_vcpu) absl::StrAppend(&out, " ", n);
+    }
+  }
+  if (!sm.error.empty()) absl::StrAppend(&out, "\n           stopped early: ", sm.error);
+  absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "\nguest memory per host node (move_pages):\n");
   if (s.memory) {
     uint64_t resident = 0;

@@ -9,10 +9,20 @@
 #include <nlohmann/json.hpp>
 
 #include "balancer/actuation/page_nodes.h"
+#include "balancer/sampling/access_sampler.h"
 #include "cli/run_options.h"
 #include "vmm/virtual_machine.h"
 
 namespace numavm {
+
+struct SamplingSummary {
+  std::string sampler;  // hint, ring, dirtylog, off
+  uint64_t window_bytes = 0;
+  absl::Duration period;
+  SamplerStats stats;
+  absl::Duration cpu_time;  // of the sampling thread
+  std::string error;        // why sampling stopped early, if it did
+};
 
 struct RunSummary {
   std::string payload;
@@ -23,6 +33,7 @@ struct RunSummary {
   std::optional<NodeUsage> memory;  // absent if the query failed
   std::string memory_error;
   std::vector<std::string> notes;   // placement notes and warnings
+  SamplingSummary sampling;
 };
 
 nlohmann::json SummaryToJson(const RunSummary& summary);

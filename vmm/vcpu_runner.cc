@@ -82,8 +82,10 @@ void VcpuRunner::RunLoop() {
         break;
       }
       case VcpuExit::kInterrupted:
+        break;  // a kick: the loop condition decides
       case VcpuExit::kDirtyRingFull:
-        break;  // the loop condition decides; ring harvesting is elsewhere
+        if (on_ring_full_) on_ring_full_(vcpu_.index());
+        break;
       case VcpuExit::kMmio:
       case VcpuExit::kShutdown:
       case VcpuExit::kInternalError:  // e.g. an access KVM cannot emulate

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 
 #include "absl/synchronization/mutex.h"
@@ -21,9 +22,14 @@ namespace numavm {
 
 class VcpuRunner final {
  public:
+  // `on_ring_full` runs on this thread after KVM_EXIT_DIRTY_RING_FULL.
   VcpuRunner(VcpuFd& vcpu, GuestChannel& channel, RunControl& control,
-             GuestObserver* observer)
-      : vcpu_(vcpu), channel_(channel), control_(control), observer_(observer) {}
+             GuestObserver* observer, std::function<void(int)> on_ring_full)
+      : vcpu_(vcpu),
+        channel_(channel),
+        control_(control),
+        observer_(observer),
+        on_ring_full_(std::move(on_ring_full)) {}
 
   // Body of the vCPU thread; returns when the vCPU exits or the run ends.
   void Run();
@@ -42,6 +48,7 @@ class VcpuRunner final {
   GuestChannel& channel_;
   RunControl& control_;
   GuestObserver* observer_;
+  std::function<void(int)> on_ring_full_;
   std::atomic<pid_t> tid_{0};
   absl::Mutex thread_mu_;
   std::optional<pthread_t> thread_ ABSL_GUARDED_BY(thread_mu_);

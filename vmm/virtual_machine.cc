@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "vmm/boot_info.h"
 #include "vmm/status.h"
@@ -61,17 +64,41 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
       return s;
     }
   }
-  // 2. vCPUs, each with CPUID and long-mode registers.
+  // 2. The dirty ring, if asked for: KVM takes it only before vCPUs exist.
+  const size_t ring_bytes = size_t{config_.dirty_ring_entries} * sizeof(kvm_dirty_gfn);
+  if (ring_bytes != 0) {
+    int max_bytes = vm_.CheckExtension(KVM_CAP_DIRTY_LOG_RING);
+    if (max_bytes <= 0) {
+      return absl::UnimplementedError("this KVM has no dirty ring (KVM_CAP_DIRTY_LOG_RING)");
+    }
+    if (ring_bytes > static_cast<size_t>(max_bytes) ||
+        (config_.dirty_ring_entries & (config_.dirty_ring_entries - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dirty ring of ", config_.dirty_ring_entries,
+          " entries: must be a power of two of at most ", max_bytes / sizeof(kvm_dirty_gfn)));
+    }
+    if (absl::Status s = vm_.EnableCapability(KVM_CAP_DIRTY_LOG_RING, ring_bytes); !s.ok()) {
+      return s;
+    }
+  }
+  // 3. vCPUs, each with CPUID, long-mode registers and its dirty ring.
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm_.SupportedCpuid();
   if (!cpuid.ok()) return cpuid.status();
   for (int i = 0; i < config_.vcpus; ++i) {
     absl::StatusOr<VcpuFd> vcpu = VcpuFd::Create(kvm_, vm_, i);
     if (!vcpu.ok()) return vcpu.status();
+    if (ring_bytes != 0) {
+      absl::StatusOr<Mapping> ring = Mapping::Map(
+          ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu->fd(),
+          static_cast<off_t>(KVM_DIRTY_LOG_PAGE_OFFSET) * getpagesize(), "mmap dirty ring");
+      if (!ring.ok()) return ring.status();
+      dirty_rings_.push_back(*std::move(ring));
+    }
     if (absl::Status s = vcpu->SetCpuid(CpuidForVcpu(*cpuid, i)); !s.ok()) return s;
     if (absl::Status s = ConfigureLongModeVcpu(*vcpu, payload.entry); !s.ok()) return s;
     vcpus_.push_back(*std::move(vcpu));
   }
-  // 3. Page tables, GDT, BootInfo and the payload image in guest memory.
+  // 4. Page tables, GDT, BootInfo and the payload image in guest memory.
   if (absl::Status s = WriteLongModeTables(memory_); !s.ok()) return s;
   absl::StatusOr<int> tsc_khz =
       Ioctl(vcpus_[0].fd(), KVM_GET_TSC_KHZ, 0ul, "KVM_GET_TSC_KHZ");
@@ -81,7 +108,7 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
     return s;
   }
   if (absl::Status s = LoadElfPayload(payload, memory_); !s.ok()) return s;
-  // 4. The channel that serves the guest's calls.
+  // 5. The channel that serves the guest's calls.
   channel_ = std::make_unique<GuestChannel>(
       memory_, config_.vcpus, [this] { return Elapsed(); }, observer_,
       config_.echo_console ? GuestChannel::ConsoleSink(PrintConsoleLine)
@@ -89,7 +116,10 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
       config_.channel_limits);
   for (VcpuFd& vcpu : vcpus_) {
     runners_.push_back(
-        std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_));
+        std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_,
+                                     [this](int index) {
+                                       if (ring_full_handler_) ring_full_handler_(index);
+                                     }));
   }
   control_.SetKick([this] { KickAll(); });
   return absl::OkStatus();
@@ -112,6 +142,18 @@ void VirtualMachine::KickAll() {
 
 void VirtualMachine::RequestStop(RunEnd end, std::string message) {
   control_.End(end, std::move(message));
+}
+
+std::vector<VirtualMachine::DirtyRingMemory> VirtualMachine::DirtyRings() const {
+  std::vector<DirtyRingMemory> rings;
+  for (const Mapping& m : dirty_rings_) {
+    rings.push_back(DirtyRingMemory{m.data(), config_.dirty_ring_entries});
+  }
+  return rings;
+}
+
+void VirtualMachine::SetDirtyRingFullHandler(std::function<void(int)> handler) {
+  ring_full_handler_ = std::move(handler);
 }
 
 std::vector<pid_t> VirtualMachine::VcpuThreadIds() const {

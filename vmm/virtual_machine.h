@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,7 +52,18 @@ class VirtualMachine final {
   // Ends a running VM from any thread (signal watcher, balancer).
   void RequestStop(RunEnd end, std::string message);
 
+  // A vCPU's dirty ring, if the VM was created with one.
+  struct DirtyRingMemory {
+    void* entries = nullptr;
+    uint32_t count = 0;
+  };
+  std::vector<DirtyRingMemory> DirtyRings() const;
+  // Called on a vCPU's thread when its dirty ring is full; it must harvest
+  // and reset the ring. Set before Run().
+  void SetDirtyRingFullHandler(std::function<void(int vcpu)> handler);
+
   const VmConfig& config() const { return config_; }
+  int vm_fd() const { return vm_.fd(); }
   const GuestMemory& memory() const { return memory_; }
   const GuestChannel& channel() const { return *channel_; }
   // Host thread ids of the vCPUs (0 until a thread has started).
@@ -72,6 +84,8 @@ class VirtualMachine final {
   GuestMemory memory_;
   GuestObserver* const observer_;
   std::vector<VcpuFd> vcpus_;
+  std::vector<Mapping> dirty_rings_;
+  std::function<void(int)> ring_full_handler_;
   std::unique_ptr<GuestChannel> channel_;
   RunControl control_;
   std::vector<std::unique_ptr<VcpuRunner>> runners_;

@@ -1,6 +1,7 @@
 #include "balancer/actuation/page_nodes.h"
 
 #include <numaif.h>
+#include <sys/mman.h>
 
 #include <cerrno>
 #include <cstring>
@@ -50,6 +51,22 @@ absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
   }
   if (absl::Status s = flush(); !s.ok()) return s;
   return usage;
+}
+
+absl::Status MapResidentPages(const HostRange& range, uint64_t page_bytes) {
+  const uint64_t pages = range.bytes / 4096;
+  std::vector<unsigned char> resident(pages);
+  if (mincore(reinterpret_cast<void*>(range.start), range.bytes, resident.data()) != 0) {
+    return absl::InternalError(absl::StrCat("mincore: ", std::strerror(errno)));
+  }
+  const uint64_t step = page_bytes / 4096;
+  for (uint64_t p = 0; p < pages; p += step) {
+    if ((resident[p] & 1) == 0) continue;
+    // A read maps the page-cache page; it is there, so nothing is allocated.
+    volatile const uint8_t* page = reinterpret_cast<const uint8_t*>(range.start + p * 4096);
+    (void)*page;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace numavm

@@ -29,6 +29,13 @@ absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
                                          std::span<const HostRange> ranges,
                                          uint64_t stride = 4096);
 
+// Maps back the pages of shared file memory (memfd, hugetlbfs) that are in
+// the page cache but not mapped, e.g. because the hinting-fault scanner zapped
+// them, so that a move_pages query sees where they live. Never allocates:
+// only pages mincore(2) reports resident are touched. Call it only when no
+// sampler is armed on the range.
+absl::Status MapResidentPages(const HostRange& range, uint64_t page_bytes);
+
 }  // namespace numavm
 
 #endif  // NUMAVM_BALANCER_ACTUATION_PAGE_NODES_H_

@@ -1,0 +1,47 @@
+// The interface every access sampler implements (dirty log, dirty ring,
+// hinting faults). A sampler watches guest memory through the window the
+// scanner arms each period and reports what it saw.
+#ifndef NUMAVM_BALANCER_SAMPLING_ACCESS_SAMPLER_H_
+#define NUMAVM_BALANCER_SAMPLING_ACCESS_SAMPLER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "balancer/sampling/access_sample.h"
+
+namespace numavm {
+
+// Per-VM counters, in the JSON report too.
+struct SamplerStats {
+  uint64_t pages_armed = 0;  // the kernel's numa_pte_updates
+  uint64_t samples = 0;      // accesses reported (faults, dirty pages)
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t unattributed = 0;  // samples with no vCPU (VM-wide or a VMM thread)
+  uint64_t windows = 0;       // scan periods completed
+  std::vector<uint64_t> per_vcpu;  // samples by vCPU index
+  absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads
+};
+
+class AccessSampler {
+ public:
+  virtual ~AccessSampler() = default;
+
+  virtual absl::string_view name() const = 0;
+  // Begins watching; safe while vCPUs run. Arms the first window.
+  virtual absl::Status Start() = 0;
+  // One scan period: appends what the armed window saw to `out` and arms
+  // the next window.
+  virtual absl::Status Collect(AccessBatch& out) = 0;
+  // Stops watching and leaves guest memory as it was; safe while vCPUs run.
+  virtual void Stop() = 0;
+  virtual SamplerStats stats() const = 0;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_SAMPLING_ACCESS_SAMPLER_H_

@@ -1,0 +1,208 @@
+#include "balancer/sampling/hint_fault_sampler.h"
+
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "balancer/sampling/thread_cpu.h"
+
+namespace numavm {
+namespace {
+
+absl::Status Errno(absl::string_view what) {
+  int err = errno;
+  std::string msg = absl::StrCat(what, ": ", std::strerror(err));
+  if (err == EPERM) {
+    absl::StrAppend(&msg, " (hinting faults need CAP_SYS_PTRACE, or "
+                          "vm.unprivileged_userfaultfd=1)");
+    return absl::PermissionDeniedError(msg);
+  }
+  if (err == EINVAL) return absl::InvalidArgumentError(msg);
+  return absl::InternalError(msg);
+}
+
+constexpr size_t kMessagesPerRead = 64;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HintFaultSampler>> HintFaultSampler::Create(
+    std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
+    VcpuOfThread vcpu_of_thread, Clock clock) {
+  for (const GuestRamRegion& r : ram) {
+    if (!r.shared_file) {
+      return absl::FailedPreconditionError(
+          "--sampler=hint needs --backing=memfd or hugetlb: anonymous memory has no page "
+          "cache for userfaultfd minor faults (use --sampler=dirtylog or ring)");
+    }
+  }
+  return std::unique_ptr<HintFaultSampler>(new HintFaultSampler(
+      std::move(ram), window_bytes, vcpus, std::move(vcpu_of_thread), std::move(clock)));
+}
+
+HintFaultSampler::HintFaultSampler(std::vector<GuestRamRegion> ram, uint64_t window_bytes,
+                                   int vcpus, VcpuOfThread vcpu_of_thread, Clock clock)
+    : ram_(std::move(ram)),
+      vcpu_of_thread_(std::move(vcpu_of_thread)),
+      clock_(std::move(clock)),
+      window_(GfnRanges(ram_), window_bytes / kGuestPageBytes,
+              ram_.empty() ? 1 : ram_[0].page_bytes / kGuestPageBytes) {
+  stats_.per_vcpu.assign(vcpus, 0);
+}
+
+HintFaultSampler::~HintFaultSampler() { Stop(); }
+
+absl::Status HintFaultSampler::Start() {
+  uffd_ = static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  if (uffd_ < 0) return Errno("userfaultfd");
+  const bool huge = !ram_.empty() && ram_[0].page_bytes > kGuestPageBytes;
+  uffdio_api api{};
+  api.api = UFFD_API;
+  api.features = UFFD_FEATURE_THREAD_ID |
+                 (huge ? UFFD_FEATURE_MINOR_HUGETLBFS : UFFD_FEATURE_MINOR_SHMEM);
+  if (::ioctl(uffd_, UFFDIO_API, &api) != 0) return Errno("UFFDIO_API (minor faults)");
+  for (const GuestRamRegion& r : ram_) {
+    uffdio_register reg{};
+    reg.range.start = reinterpret_cast<uint64_t>(r.host);
+    reg.range.len = r.bytes;
+    reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+    if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
+      return Errno(absl::StrCat("UFFDIO_REGISTER of guest slot ", r.slot));
+    }
+  }
+  registered_ = true;
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_fd_ < 0) return Errno("eventfd");
+  handler_ = std::thread([this] { HandlerLoop(); });
+  return ArmNextWindow();
+}
+
+absl::Status HintFaultSampler::ArmNextWindow() {
+  uint64_t armed = 0;
+  for (const GfnRange& range : window_.Next()) {
+    const GuestRamRegion* r = RegionOfGfn(ram_, range.first);
+    if (r == nullptr) continue;
+    uint8_t* host = r->host + (range.first - r->first_gfn()) * kGuestPageBytes;
+    // Zaps the mappings only; the memfd keeps the data, so the next access
+    // is a minor fault reported to us.
+    if (::madvise(host, range.count * kGuestPageBytes, MADV_DONTNEED) != 0) {
+      return Errno("madvise(MADV_DONTNEED) of the scan window");
+    }
+    armed += range.count;
+  }
+  absl::MutexLock lock(&mu_);
+  stats_.pages_armed += armed;
+  return absl::OkStatus();
+}
+
+absl::Status HintFaultSampler::Collect(AccessBatch& out) {
+  {
+    absl::MutexLock lock(&mu_);
+    out.insert(out.end(), pending_.begin(), pending_.end());
+    pending_.clear();
+    ++stats_.windows;
+  }
+  return ArmNextWindow();
+}
+
+void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) {
+  const auto begin = std::chrono::steady_clock::now();
+  const GuestRamRegion* region = nullptr;
+  for (const GuestRamRegion& r : ram_) {
+    uint64_t base = reinterpret_cast<uint64_t>(r.host);
+    if (address >= base && address - base < r.bytes) region = &r;
+  }
+  if (region == nullptr) return;
+  const uint64_t base = reinterpret_cast<uint64_t>(region->host);
+  const uint64_t page_start = (address - base) / region->page_bytes * region->page_bytes;
+  uffdio_continue cont{};
+  cont.range.start = base + page_start;
+  cont.range.len = region->page_bytes;
+  if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) != 0 && errno != EEXIST) {
+    // The mapping changed under us (e.g. zapped again): wake the thread; it
+    // faults again if it still needs the page.
+    uffdio_range wake{cont.range.start, cont.range.len};
+    ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+  }
+  AccessSample s;
+  s.gfn = (region->gpa + page_start) / kGuestPageBytes;
+  s.vcpu = vcpu_of_thread_ ? vcpu_of_thread_(tid) : kUnknownVcpu;
+  s.kind = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? AccessKind::kWrite : AccessKind::kRead;
+  s.at = clock_();
+  absl::MutexLock lock(&mu_);
+  pending_.push_back(s);
+  ++stats_.samples;
+  if (s.kind == AccessKind::kWrite) ++stats_.writes; else ++stats_.reads;
+  if (s.vcpu >= 0 && s.vcpu < static_cast<int>(stats_.per_vcpu.size())) {
+    ++stats_.per_vcpu[s.vcpu];
+  } else {
+    ++stats_.unattributed;
+  }
+  if (service_times_.size() < (1u << 20)) {
+    service_times_.push_back(absl::FromChrono(std::chrono::steady_clock::now() - begin));
+  }
+}
+
+void HintFaultSampler::HandlerLoop() {
+  uffd_msg messages[kMessagesPerRead];
+  for (;;) {
+    pollfd fds[2] = {{uffd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents != 0) return;
+    ssize_t n = ::read(uffd_, messages, sizeof(messages));
+    if (n <= 0) continue;  // EAGAIN: another wake-up took it
+    for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(uffd_msg); ++i) {
+      if (messages[i].event != UFFD_EVENT_PAGEFAULT) continue;
+      HandleFault(messages[i].arg.pagefault.address, messages[i].arg.pagefault.flags,
+                  static_cast<pid_t>(messages[i].arg.pagefault.feat.ptid));
+    }
+    absl::Duration cpu = ThreadCpuTime();
+    absl::MutexLock lock(&mu_);
+    stats_.helper_cpu_time = cpu;
+  }
+}
+
+void HintFaultSampler::Stop() {
+  if (uffd_ < 0) return;
+  // Unregistering wakes every thread waiting on a fault; their retry maps the
+  // page from the page cache without us.
+  if (registered_) {
+    for (const GuestRamRegion& r : ram_) {
+      uffdio_range range{reinterpret_cast<uint64_t>(r.host), r.bytes};
+      ::ioctl(uffd_, UFFDIO_UNREGISTER, &range);
+    }
+    registered_ = false;
+  }
+  if (handler_.joinable()) {
+    uint64_t one = 1;
+    (void)!::write(stop_fd_, &one, sizeof(one));
+    handler_.join();
+  }
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+  ::close(uffd_);
+  uffd_ = stop_fd_ = -1;
+}
+
+SamplerStats HintFaultSampler::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+std::vector<absl::Duration> HintFaultSampler::TakeServiceTimes() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(service_times_, {});
+}
+
+}  // namespace numavm

@@ -1,0 +1,71 @@
+// Hinting faults, the analogue of the kernel's NUMA hinting faults: each
+// period the scanner zaps the page-table entries of a window of memfd (or
+// hugetlbfs) guest memory with MADV_DONTNEED; the next access to each page is
+// a userfaultfd minor fault that names the page, the faulting thread (hence
+// the vCPU) and whether it was a write; UFFDIO_CONTINUE maps the page back.
+// Guest data never changes: the page cache keeps it.
+#ifndef NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_
+#define NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "balancer/sampling/access_sampler.h"
+#include "balancer/sampling/guest_ram.h"
+#include "balancer/sampling/scan_window.h"
+
+namespace numavm {
+
+class HintFaultSampler final : public AccessSampler {
+ public:
+  using VcpuOfThread = std::function<int(pid_t tid)>;  // -1 if not a vCPU
+  using Clock = std::function<absl::Duration()>;
+
+  // `ram` must be shared file memory (memfd or hugetlbfs).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HintFaultSampler>> Create(
+      std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
+      VcpuOfThread vcpu_of_thread, Clock clock);
+  ~HintFaultSampler() override;
+
+  absl::string_view name() const override { return "hint"; }
+  absl::Status Start() override;
+  absl::Status Collect(AccessBatch& out) override;
+  void Stop() override;
+  SamplerStats stats() const override;
+
+  // Fault round trips measured by the handler (fault read to CONTINUE done).
+  std::vector<absl::Duration> TakeServiceTimes();
+
+ private:
+  HintFaultSampler(std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
+                   VcpuOfThread vcpu_of_thread, Clock clock);
+  absl::Status ArmNextWindow();
+  void HandlerLoop();
+  void HandleFault(uint64_t address, uint64_t flags, pid_t tid);
+
+  const std::vector<GuestRamRegion> ram_;
+  const VcpuOfThread vcpu_of_thread_;
+  const Clock clock_;
+  ScanWindow window_;
+  int uffd_ = -1;
+  int stop_fd_ = -1;
+  std::thread handler_;
+  bool registered_ = false;
+
+  mutable absl::Mutex mu_;
+  AccessBatch pending_ ABSL_GUARDED_BY(mu_);
+  SamplerStats stats_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Duration> service_times_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_

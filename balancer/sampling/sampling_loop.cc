@@ -1,0 +1,76 @@
+#include "balancer/sampling/sampling_loop.h"
+
+#include "balancer/sampling/thread_cpu.h"
+
+namespace numavm {
+
+absl::Status SamplingLoop::Start() {
+  if (absl::Status s = sampler_.Start(); !s.ok()) {
+    sampler_.Stop();
+    absl::MutexLock lock(&mu_);
+    status_ = s;
+    sampler_stopped_ = true;
+    return s;
+  }
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void SamplingLoop::CollectOnce() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (sampler_stopped_) return;
+  }
+  AccessBatch batch;
+  absl::Status s = sampler_.Collect(batch);
+  if (consumer_ && !batch.empty()) consumer_(batch);
+  if (!s.ok()) {
+    sampler_.Stop();
+    absl::MutexLock lock(&mu_);
+    status_ = s;
+    sampler_stopped_ = true;
+  }
+}
+
+void SamplingLoop::Loop() {
+  const absl::Duration start_cpu = ThreadCpuTime();
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
+      mu_.AwaitWithTimeout(absl::Condition(&stop), period_);
+      if (stopping_) break;
+    }
+    CollectOnce();
+    absl::MutexLock lock(&mu_);
+    cpu_time_ = ThreadCpuTime() - start_cpu;
+  }
+  CollectOnce();
+  absl::MutexLock lock(&mu_);
+  cpu_time_ = ThreadCpuTime() - start_cpu;
+}
+
+void SamplingLoop::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+  absl::MutexLock lock(&mu_);
+  if (!sampler_stopped_) {
+    sampler_.Stop();
+    sampler_stopped_ = true;
+  }
+}
+
+absl::Status SamplingLoop::status() const {
+  absl::MutexLock lock(&mu_);
+  return status_;
+}
+
+absl::Duration SamplingLoop::cpu_time() const {
+  absl::MutexLock lock(&mu_);
+  return cpu_time_;
+}
+
+}  // namespace numavm

@@ -1,0 +1,53 @@
+// Drives a sampler from its own thread: one Collect per scan period, each
+// batch handed to a consumer (the statistics, later the policy). A sampler
+// error stops sampling for this VM and is kept for the report; the VM runs on.
+#ifndef NUMAVM_BALANCER_SAMPLING_SAMPLING_LOOP_H_
+#define NUMAVM_BALANCER_SAMPLING_SAMPLING_LOOP_H_
+
+#include <functional>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "balancer/sampling/access_sampler.h"
+
+namespace numavm {
+
+class SamplingLoop final {
+ public:
+  using Consumer = std::function<void(const AccessBatch&)>;
+
+  SamplingLoop(AccessSampler& sampler, absl::Duration period, Consumer consumer)
+      : sampler_(sampler), period_(period), consumer_(std::move(consumer)) {}
+  ~SamplingLoop() { Stop(); }
+
+  absl::Status Start();
+  // Collects once more, stops the sampler and the thread. Idempotent.
+  void Stop();
+
+  // The first error, if sampling had to stop early.
+  absl::Status status() const;
+  // CPU time the sampling thread used (the balancer's cost users see).
+  absl::Duration cpu_time() const;
+
+ private:
+  void Loop();
+  void CollectOnce();
+
+  AccessSampler& sampler_;
+  const absl::Duration period_;
+  const Consumer consumer_;
+  std::thread thread_;
+
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool sampler_stopped_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  absl::Duration cpu_time_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_SAMPLING_SAMPLING_LOOP_H_

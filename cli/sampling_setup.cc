@@ -1,0 +1,94 @@
+#include "cli/sampling_setup.h"
+
+#include "absl/strings/str_cat.h"
+#include "balancer/sampling/dirty_log_sampler.h"
+#include "balancer/sampling/dirty_ring_sampler.h"
+#include "balancer/sampling/hint_fault_sampler.h"
+
+namespace numavm {
+namespace {
+
+bool SharedFile(Backing b) { return b == Backing::kMemfd || b == Backing::kHugetlb; }
+
+}  // namespace
+
+absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
+  std::string note;
+  SamplingOptions& s = options.sampling;
+  if (s.sampler == SamplerKind::kHint && !SharedFile(options.vm.backing)) {
+    if (s.sampler_chosen) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--sampler=hint needs --backing=memfd or hugetlb (", BackingName(options.vm.backing),
+          " memory has no page cache for userfaultfd minor faults); use --sampler=dirtylog, "
+          "ring or off"));
+    }
+    s.sampler = SamplerKind::kDirtyLog;
+    note = absl::StrCat("sampler: hinting faults need memfd or hugetlb backing; --backing=",
+                        BackingName(options.vm.backing), " uses dirtylog (writes only)");
+  }
+  if (s.sampler == SamplerKind::kRing) options.vm.dirty_ring_entries = s.ring_entries;
+  return note;
+}
+
+std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm) {
+  std::vector<GuestRamRegion> ram;
+  const Backing backing = vm.memory().backing();
+  const auto& regions = vm.memory().regions();
+  for (size_t i = 0; i < regions.size(); ++i) {
+    GuestRamRegion r;
+    r.slot = static_cast<uint32_t>(i);
+    r.gpa = regions[i].start.value;
+    r.bytes = regions[i].bytes;
+    r.host = regions[i].host();
+    r.page_bytes = backing == Backing::kHugetlb ? 2ull << 20 : kGuestPageBytes;
+    r.shared_file = SharedFile(backing);
+    ram.push_back(r);
+  }
+  return ram;
+}
+
+absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptions& options,
+                                                             VirtualMachine& vm) {
+  auto clock = [&vm] { return vm.Elapsed(); };
+  const int vcpus = vm.config().vcpus;
+  switch (options.sampler) {
+    case SamplerKind::kOff:
+      return std::unique_ptr<AccessSampler>();
+    case SamplerKind::kHint: {
+      auto vcpu_of = [&vm](pid_t tid) {
+        std::vector<pid_t> tids = vm.VcpuThreadIds();
+        for (size_t i = 0; i < tids.size(); ++i) {
+          if (tids[i] == tid) return static_cast<int>(i);
+        }
+        return -1;
+      };
+      auto s = HintFaultSampler::Create(GuestRamOf(vm), options.window_bytes, vcpus, vcpu_of,
+                                        clock);
+      if (!s.ok()) return s.status();
+      return std::unique_ptr<AccessSampler>(*std::move(s));
+    }
+    case SamplerKind::kDirtyLog: {
+      auto s = DirtyLogSampler::Create(vm.vm_fd(), GuestRamOf(vm), options.window_bytes, vcpus,
+                                       clock);
+      if (!s.ok()) return s.status();
+      return std::unique_ptr<AccessSampler>(*std::move(s));
+    }
+    case SamplerKind::kRing: {
+      std::vector<DirtyRingView> rings;
+      for (const auto& r : vm.DirtyRings()) {
+        rings.push_back(DirtyRingView{static_cast<kvm_dirty_gfn*>(r.entries), r.count});
+      }
+      if (rings.empty()) {
+        return absl::FailedPreconditionError("--sampler=ring: the VM has no dirty rings");
+      }
+      auto s = DirtyRingSampler::Create(vm.vm_fd(), GuestRamOf(vm), rings, clock);
+      if (!s.ok()) return s.status();
+      DirtyRingSampler* ring = s->get();
+      vm.SetDirtyRingFullHandler([ring](int vcpu) { ring->OnRingFull(vcpu); });
+      return std::unique_ptr<AccessSampler>(*std::move(s));
+    }
+  }
+  return absl::InvalidArgumentError("bad sampler");
+}
+
+}  // namespace numavm

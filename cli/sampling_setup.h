@@ -1,0 +1,32 @@
+// Chooses and builds the access sampler of a bundled-VMM VM.
+#ifndef NUMAVM_CLI_SAMPLING_SETUP_H_
+#define NUMAVM_CLI_SAMPLING_SETUP_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "balancer/sampling/access_sampler.h"
+#include "balancer/sampling/guest_ram.h"
+#include "cli/run_options.h"
+#include "vmm/virtual_machine.h"
+
+namespace numavm {
+
+// Before the VM exists: resolves the default sampler against the backing
+// (hinting faults need memfd or hugetlb; the default falls back to dirtylog,
+// an explicit --sampler=hint is an error) and asks for a dirty ring if
+// needed. Returns a note when it fell back.
+absl::StatusOr<std::string> PrepareSampling(RunOptions& options);
+
+// Guest RAM of `vm` as the samplers see it.
+std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm);
+
+// The sampler `options` asks for (nullptr for off), wired to `vm`.
+absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptions& options,
+                                                             VirtualMachine& vm);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_SAMPLING_SETUP_H_
