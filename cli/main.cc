@@ -64,7 +64,7 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "dirtylog), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                   "windows, writes, VM-wide) or off");
   run->add_option("--scan-window", flags.scan_window,
-                  "guest memory armed per scan period, e.g. 16M (default 16M; the window "
+                  "guest memory armed per scan period, e.g. 16M (default 4M; the window "
                   "advances through guest memory and wraps)");
   run->add_option("--scan-period", flags.scan_period,
                   "time between scan windows, e.g. 1s or 100ms (default 1s; at least 10ms)");

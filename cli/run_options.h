@@ -23,7 +23,7 @@ absl::string_view SamplerKindName(SamplerKind kind);
 struct SamplingOptions {
   SamplerKind sampler = SamplerKind::kHint;
   bool sampler_chosen = false;  // false: hint, or dirtylog where hint cannot work
-  uint64_t window_bytes = 16ull << 20;  // pages armed per scan period
+  uint64_t window_bytes = 4ull << 20;  // pages armed per scan period
   absl::Duration period = absl::Seconds(1);
   uint32_t ring_entries = 16384;  // per vCPU, with --sampler=ring
 };

@@ -117,9 +117,7 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
   for (VcpuFd& vcpu : vcpus_) {
     runners_.push_back(
         std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_,
-                                     [this](int index) {
-                                       if (ring_full_handler_) ring_full_handler_(index);
-                                     }));
+                                     [this](int index) { OnDirtyRingFull(index); }));
   }
   control_.SetKick([this] { KickAll(); });
   return absl::OkStatus();
@@ -153,7 +151,22 @@ std::vector<VirtualMachine::DirtyRingMemory> VirtualMachine::DirtyRings() const 
 }
 
 void VirtualMachine::SetDirtyRingFullHandler(std::function<void(int)> handler) {
+  absl::MutexLock lock(&ring_mu_);
   ring_full_handler_ = std::move(handler);
+}
+
+void VirtualMachine::OnDirtyRingFull(int vcpu) {
+  absl::MutexLock lock(&ring_mu_);
+  if (ring_full_handler_) {
+    ring_full_handler_(vcpu);
+    return;
+  }
+  if (vcpu < 0 || static_cast<size_t>(vcpu) >= dirty_rings_.size()) return;
+  auto* entries = reinterpret_cast<kvm_dirty_gfn*>(dirty_rings_[vcpu].data());
+  for (uint32_t i = 0; i < config_.dirty_ring_entries; ++i) {
+    __atomic_store_n(&entries[i].flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
+  }
+  (void)Ioctl(vm_.fd(), KVM_RESET_DIRTY_RINGS, 0ul, "KVM_RESET_DIRTY_RINGS");
 }
 
 std::vector<pid_t> VirtualMachine::VcpuThreadIds() const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "vmm/elf_payload.h"
 #include "vmm/guest_channel.h"
@@ -76,6 +77,9 @@ class VirtualMachine final {
                  Kvm kvm, VmFd vm, GuestMemory memory, GuestObserver* observer);
   absl::Status Setup(const ElfPayload& payload);
   void KickAll();
+  // A vCPU's ring is full: the handler harvests it; without one, the VMM
+  // discards the entries so the vCPU can run on.
+  void OnDirtyRingFull(int vcpu);
 
   const VmConfig config_;
   const std::chrono::steady_clock::time_point created_;
@@ -85,7 +89,8 @@ class VirtualMachine final {
   GuestObserver* const observer_;
   std::vector<VcpuFd> vcpus_;
   std::vector<Mapping> dirty_rings_;
-  std::function<void(int)> ring_full_handler_;
+  absl::Mutex ring_mu_;
+  std::function<void(int)> ring_full_handler_ ABSL_GUARDED_BY(ring_mu_);
   std::unique_ptr<GuestChannel> channel_;
   RunControl control_;
   std::vector<std::unique_ptr<VcpuRunner>> runners_;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/sampling/dirty_logging.h"
 #include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
@@ -45,18 +46,7 @@ DirtyRingSampler::DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram,
 DirtyRingSampler::~DirtyRingSampler() { Stop(); }
 
 absl::Status DirtyRingSampler::SetLogging(bool on) {
-  for (const GuestRamRegion& r : ram_) {
-    kvm_userspace_memory_region region{};
-    region.slot = r.slot;
-    region.flags = on ? KVM_MEM_LOG_DIRTY_PAGES : 0;
-    region.guest_phys_addr = r.gpa;
-    region.memory_size = r.bytes;
-    region.userspace_addr = reinterpret_cast<uint64_t>(r.host);
-    if (::ioctl(vm_fd_, KVM_SET_USER_MEMORY_REGION, &region) != 0) {
-      return KvmError(absl::StrCat("KVM_SET_USER_MEMORY_REGION (dirty logging ",
-                                   on ? "on" : "off", ") slot ", r.slot));
-    }
-  }
+  if (absl::Status s = SetDirtyLogging(vm_fd_, ram_, on); !s.ok()) return s;
   logging_ = on;
   return absl::OkStatus();
 }

@@ -5,7 +5,7 @@
 //   - guest throughput of numa02 and numa02_read with each sampler at its
 //     default setting divided by throughput with tracking off, same run.
 //
-//   build/tests/bench/sampler_bench [seconds-per-run]
+//   build/tests/bench/sampler_bench [seconds-per-run [window-MiB]]
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -166,27 +166,43 @@ void DirtyLogCost() {
 int main(int argc, char** argv) {
   using namespace numavm;
   const int seconds = argc > 1 ? std::atoi(argv[1]) : 5;
+  const uint64_t window = argc > 2 ? std::strtoull(argv[2], nullptr, 10) << 20 : 0;
   HintRoundTrip();
   DirtyLogCost();
-  std::printf("\nthroughput with each sampler at its default (16 MiB window every 1 s) / off;\n"
-              "2 vCPUs, 64 MiB working set, %d s per run, steady state:\n", seconds);
-  std::printf("%-12s %-9s %12s %8s %10s %10s %12s\n", "payload", "sampler", "MiB/s", "ratio",
+  constexpr int kRepeats = 3;
+  std::printf("\nthroughput with each sampler (window %s, period 1 s) / off;\n"
+              "2 vCPUs, 64 MiB working set, %d s per run, steady state; runs interleaved,\n"
+              "%d repeats, median ratio (min-max):\n",
+              window ? absl::StrCat(window >> 20, " MiB").c_str() : "default", seconds,
+              kRepeats);
+  std::printf("%-12s %-9s %8s %15s %10s %10s %12s\n", "payload", "sampler", "MiB/s", "ratio",
               "samples", "armed", "sampler CPU");
+  const SamplerKind kinds[] = {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog};
   for (const char* payload : {"numa02", "numa02_read"}) {
-    VmRun off = RunVm(payload, SamplerKind::kOff, seconds, 128ull << 20, 0);
-    std::printf("%-12s %-9s %12.2f %8s %10s %10s %12s\n", payload, "off",
-                off.bytes_per_second / (1 << 20), "1.000", "-", "-", "-");
-    for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog}) {
-      VmRun r = RunVm(payload, kind, seconds, 128ull << 20, 0);
-      std::printf("%-12s %-9s %12.2f %8.3f %10lu %10lu %10.1f ms\n", payload,
-                  std::string(SamplerKindName(kind)).c_str(), r.bytes_per_second / (1 << 20),
-                  r.bytes_per_second / off.bytes_per_second,
-                  static_cast<unsigned long>(r.stats.samples),
-                  static_cast<unsigned long>(r.stats.pages_armed),
-                  absl::ToDoubleMilliseconds(r.sampler_cpu));
-      if (kind == SamplerKind::kRing) {
+    std::vector<double> off_rates;
+    std::vector<std::vector<double>> ratios(3);
+    std::vector<VmRun> last(3);
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      VmRun off = RunVm(payload, SamplerKind::kOff, seconds, 128ull << 20, window);
+      off_rates.push_back(off.bytes_per_second);
+      for (int k = 0; k < 3; ++k) {
+        last[k] = RunVm(payload, kinds[k], seconds, 128ull << 20, window);
+        ratios[k].push_back(last[k].bytes_per_second / off.bytes_per_second);
+      }
+    }
+    std::printf("%-12s %-9s %8.2f %15s %10s %10s %12s\n", payload, "off",
+                Percentile(off_rates, 0.5) / (1 << 20), "1", "-", "-", "-");
+    for (int k = 0; k < 3; ++k) {
+      std::printf("%-12s %-9s %8.2f %5.3f (%.3f-%.3f) %10lu %10lu %9.1f ms\n", payload,
+                  std::string(SamplerKindName(kinds[k])).c_str(),
+                  last[k].bytes_per_second / (1 << 20), Percentile(ratios[k], 0.5),
+                  Percentile(ratios[k], 0), Percentile(ratios[k], 1),
+                  static_cast<unsigned long>(last[k].stats.samples),
+                  static_cast<unsigned long>(last[k].stats.pages_armed),
+                  absl::ToDoubleMilliseconds(last[k].sampler_cpu));
+      if (kinds[k] == SamplerKind::kRing) {
         std::printf("%-12s %-9s dirty-ring harvest: %.1f ns per entry\n", "", "",
-                    r.ring_ns_per_entry);
+                    last[k].ring_ns_per_entry);
       }
     }
   }

@@ -40,7 +40,7 @@ class SamplerCliTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(SamplerCliTest, Numa02IsSeenAndCounted) {
   nlohmann::json j = RunJson({"--payload", "numa02", "--vcpus", "2", "--memory", "64M",
-                              "--sampler", GetParam(), "--scan-period", "100ms", "--",
+                              "--sampler", GetParam(), "--scan-window", "16M", "--scan-period", "100ms", "--",
                               "size=8M", "seconds=2"});
   ASSERT_EQ(j["end"], "completed");
   EXPECT_EQ(j["sampling"]["sampler"], GetParam());
@@ -56,7 +56,7 @@ TEST_P(SamplerCliTest, Numa02IsSeenAndCounted) {
 
 TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByHintingFaults) {
   nlohmann::json j = RunJson({"--payload", "numa02_read", "--vcpus", "2", "--memory", "64M",
-                              "--sampler", GetParam(), "--scan-period", "100ms", "--",
+                              "--sampler", GetParam(), "--scan-window", "16M", "--scan-period", "100ms", "--",
                               "size=8M", "seconds=2"});
   ASSERT_EQ(j["end"], "completed");
   Counts c = CountsOf(j);

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -141,6 +144,73 @@ TEST_F(SamplerTest, HintWindowsRearmEachPeriod) {
   for (const AccessSample& s : o.samples) times[s.gfn]++;
   EXPECT_GE(times[FirstGfnOf(0)], 5);
   EXPECT_GE(o.stats.windows, 10u);
+}
+
+}  // namespace
+}  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// hugetlbfs backing: hinting faults work at 2 MiB granularity.
+TEST(HugetlbSamplerTest, HintFaultsReportHugePages) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  testing::HugePageReservation reservation(16);
+  if (!reservation.ok()) GTEST_SKIP() << "cannot reserve 16 huge pages here";
+  testing::ProcessResult r = testing::RunNumavm(
+      {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M", "--backing",
+       "hugetlb", "--sampler", "hint", "--scan-window", "32M", "--scan-period", "50ms",
+       "--report=json", "--quiet-console", "--", "size=8M", "seconds=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["backing"], "hugetlb");
+  // 8 MiB of heap is 4 huge pages: a few samples per window, not thousands.
+  uint64_t samples = j["sampling"]["samples"];
+  uint64_t windows = j["sampling"]["windows"];
+  EXPECT_GT(samples, 0u);
+  EXPECT_LE(samples, (windows + 1) * 16);
+  EXPECT_EQ(j["results"]["bytes"]["sum"].get<uint64_t>() > 0, true);
+}
+
+// Sampling can start and stop, again and again, while the vCPUs run, and
+// the guest's data stays intact.
+TEST(SamplerLifecycleTest, StartsAndStopsWhileVcpusRun) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog}) {
+    RunOptions options;
+    options.vm.vcpus = 2;
+    options.vm.memory_bytes = 32ull << 20;
+    options.vm.echo_console = false;
+    options.vm.payload_args = "size=2M seconds=3";
+    options.sampling.sampler = kind;
+    options.sampling.sampler_chosen = true;
+    options.sampling.window_bytes = 32ull << 20;
+    ASSERT_TRUE(PrepareSampling(options).ok());
+    ASSERT_TRUE(NormalizeVmConfig(options.vm).ok());
+    absl::StatusOr<ElfPayload> payload = ReadElfPayload(testing::PayloadPath("verify"));
+    ASSERT_TRUE(payload.ok());
+    auto vm = VirtualMachine::Create(options.vm, *payload, nullptr);
+    ASSERT_TRUE(vm.ok()) << vm.status();
+    RunOutcome outcome;
+    std::thread runner([&] { outcome = (*vm)->Run(); });
+    uint64_t samples = 0;
+    for (int cycle = 0; cycle < 4; ++cycle) {
+      absl::SleepFor(absl::Milliseconds(200));
+      auto sampler = CreateSampler(options.sampling, **vm);
+      ASSERT_TRUE(sampler.ok()) << sampler.status();
+      SamplingLoop loop(**sampler, absl::Milliseconds(20), nullptr);
+      ASSERT_TRUE(loop.Start().ok());
+      absl::SleepFor(absl::Milliseconds(300));
+      loop.Stop();
+      EXPECT_TRUE(loop.status().ok()) << loop.status();
+      samples += (*sampler)->stats().samples;
+      (*vm)->SetDirtyRingFullHandler(nullptr);
+    }
+    runner.join();
+    EXPECT_EQ(outcome.end, RunEnd::kCompleted) << SamplerKindName(kind) << ": " << outcome.message;
+    EXPECT_EQ(outcome.record.SumResult("mismatches"), 0u) << SamplerKindName(kind);
+    EXPECT_GT(samples, 0u) << SamplerKindName(kind);
+  }
 }
 
 }  // namespace

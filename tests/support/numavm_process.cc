@@ -84,4 +84,50 @@ std::string PayloadPath(const std::string& name) {
   return std::string(NUMAVM_PAYLOAD_DIR) + "/" + name + ".elf";
 }
 
+namespace {
+constexpr const char* kNrHugePages = "/proc/sys/vm/nr_hugepages";
+
+long ReadLong(const std::string& path) {
+  std::ifstream in(path);
+  long v = -1;
+  in >> v;
+  return v;
+}
+
+uint64_t FreeHugePages() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key) {
+    if (key == "HugePages_Free:") {
+      in >> value;
+      return value;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+HugePageReservation::HugePageReservation(uint64_t pages) {
+  if (FreeHugePages() >= pages) {
+    ok_ = true;
+    return;
+  }
+  long old = ReadLong(kNrHugePages);
+  if (old < 0) return;
+  {
+    std::ofstream out(kNrHugePages);
+    out << old + static_cast<long>(pages);
+  }
+  restore_ = old;
+  ok_ = FreeHugePages() >= pages;
+}
+
+HugePageReservation::~HugePageReservation() {
+  if (restore_ >= 0) {
+    std::ofstream out(kNrHugePages);
+    out << restore_;
+  }
+}
+
 }  // namespace numavm::testing

@@ -2,6 +2,7 @@
 #ifndef NUMAVM_TESTS_SUPPORT_NUMAVM_PROCESS_H_
 #define NUMAVM_TESTS_SUPPORT_NUMAVM_PROCESS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,19 @@ class TempFile {
 };
 
 std::string PayloadPath(const std::string& name);
+
+// Makes sure `pages` 2 MiB huge pages are free, raising vm.nr_hugepages if
+// needed (root only), and puts the old value back when destroyed.
+class HugePageReservation {
+ public:
+  explicit HugePageReservation(uint64_t pages);
+  ~HugePageReservation();
+  bool ok() const { return ok_; }
+
+ private:
+  bool ok_ = false;
+  long restore_ = -1;
+};
 
 }  // namespace numavm::testing
 
