@@ -4,7 +4,6 @@
 #include <set>
 #include <sstream>
 
-#include <toml++/toml.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -12,7 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "balancer/topology/topology.h"
-#include "vmm/size.h"
+#include "base/size.h"
+#include "base/toml.h"
 
 namespace numavm {
 namespace {
@@ -284,14 +284,9 @@ absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec) {
 
 absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
                             RunOptions& options) {
-  toml::table root;
-  try {
-    root = toml::parse(std::string_view(text.data(), text.size()),
-                       std::string_view(source.data(), source.size()));
-  } catch (const toml::parse_error& e) {
-    return Bad(source, absl::StrCat("line ", e.source().begin.line, ", column ",
-                                    e.source().begin.column, ": ", std::string(e.description())));
-  }
+  absl::StatusOr<toml::table> parsed = ParseToml(text, source);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
   if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell",
                                         "sampling"},
                                  "the top level", source);

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "vmm/size.h"
+#include "base/size.h"
 
 namespace numavm {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "vmm/guest_abi.h"
-#include "vmm/size.h"
+#include "base/size.h"
 #include "vmm/x86_boot.h"
 
 namespace numavm {

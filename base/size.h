@@ -1,6 +1,6 @@
 // Human sizes: "512M", "4G", "65536".
-#ifndef NUMAVM_VMM_SIZE_H_
-#define NUMAVM_VMM_SIZE_H_
+#ifndef NUMAVM_BASE_SIZE_H_
+#define NUMAVM_BASE_SIZE_H_
 
 #include <cstdint>
 #include <string>
@@ -18,4 +18,4 @@ std::string FormatSize(uint64_t bytes);
 
 }  // namespace numavm
 
-#endif  // NUMAVM_VMM_SIZE_H_
+#endif  // NUMAVM_BASE_SIZE_H_

@@ -1,4 +1,4 @@
-#include "vmm/size.h"
+#include "base/size.h"
 
 #include <cctype>
 

@@ -1,0 +1,67 @@
+#include "balancer/actuation/page_migrator.h"
+
+#include <numaif.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace numavm {
+
+absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch,
+                                        MigrationOutcome& out) {
+  std::vector<void*> pages;
+  std::vector<int> nodes, status(batch.size(), 0);
+  for (const PageMove& m : batch) {
+    pages.push_back(reinterpret_cast<void*>(m.address));
+    nodes.push_back(m.to_node);
+  }
+  long rc = move_pages(pid_, pages.size(), pages.data(), nodes.data(), status.data(),
+                       MPOL_MF_MOVE);
+  if (rc < 0 && errno != ENOENT) {
+    if (errno == ESRCH) return absl::NotFoundError("move_pages: the process is gone");
+    return absl::InternalError(absl::StrCat("move_pages: ", std::strerror(errno)));
+  }
+  // The status array can be stale (-EBUSY for a page that did move): ask
+  // where each page is now and judge by that.
+  std::vector<int> where(batch.size(), 0);
+  if (move_pages(pid_, pages.size(), pages.data(), nullptr, where.data(), 0) < 0) {
+    where = status;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (where[i] == batch[i].to_node) {
+      ++out.moved;
+      out.bytes_moved += page_bytes_;
+    } else if (status[i] == -EBUSY || status[i] == -EAGAIN) {
+      ++out.busy;
+      out.retry.push_back(batch[i]);
+    } else if (status[i] == -ENOMEM) {
+      ++out.no_memory;
+    } else {
+      ++out.failed;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMove>& moves,
+                                                       absl::Duration now) {
+  MigrationOutcome out;
+  const uint64_t wanted = moves.size() * page_bytes_;
+  const uint64_t granted = limiter_ ? limiter_->Take(wanted, now) : wanted;
+  const size_t allowed = static_cast<size_t>(granted / page_bytes_);
+  if (limiter_) limiter_->GiveBack(granted - allowed * page_bytes_);
+  for (size_t first = 0; first < allowed; first += kBatchPages) {
+    size_t last = std::min(allowed, first + kBatchPages);
+    std::vector<PageMove> batch(moves.begin() + first, moves.begin() + last);
+    if (absl::Status s = MigrateBatch(batch, out); !s.ok()) return s;
+  }
+  for (size_t i = allowed; i < moves.size(); ++i) out.retry.push_back(moves[i]);
+  out.deferred = moves.size() - allowed;
+  // Pages that did not move give their share of the budget back.
+  if (limiter_) limiter_->GiveBack((allowed - out.moved) * page_bytes_);
+  return out;
+}
+
+}  // namespace numavm

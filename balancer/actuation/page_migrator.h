@@ -1,0 +1,57 @@
+// Moves guest pages between host nodes with move_pages(2): batched, rate
+// limited, and judged by re-querying placement afterwards, because
+// move_pages' status array can report -EBUSY for pages that did move.
+// The mechanism never knows why a page moves; outcomes go back to the policy.
+#ifndef NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_
+#define NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "balancer/actuation/rate_limiter.h"
+
+namespace numavm {
+
+struct PageMove {
+  uintptr_t address = 0;  // host address in process `pid`
+  int to_node = 0;        // host node id
+};
+
+struct MigrationOutcome {
+  uint64_t moved = 0;     // now on the requested node
+  uint64_t busy = 0;      // not moved, transient (EBUSY, EAGAIN): retry later
+  uint64_t no_memory = 0; // the destination node is full (ENOMEM)
+  uint64_t failed = 0;    // not moved for another reason
+  uint64_t deferred = 0;  // not attempted: over the rate limit
+  uint64_t bytes_moved = 0;
+  std::vector<PageMove> retry;  // busy and deferred moves
+};
+
+class PageMigrator {
+ public:
+  // `pid` 0 is this process. `limiter` may be shared between VMs (host
+  // limit) and must outlive the migrator.
+  PageMigrator(pid_t pid, uint64_t page_bytes, RateLimiter* limiter)
+      : pid_(pid), page_bytes_(page_bytes), limiter_(limiter) {}
+
+  static constexpr size_t kBatchPages = 512;
+
+  // Moves as many of `moves` as the rate limit allows, in batches.
+  absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves,
+                                           absl::Duration now);
+
+ private:
+  absl::Status MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out);
+
+  const pid_t pid_;
+  const uint64_t page_bytes_;
+  RateLimiter* const limiter_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_

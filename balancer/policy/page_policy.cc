@@ -1,0 +1,46 @@
+#include "balancer/policy/page_policy.h"
+
+namespace numavm {
+
+absl::string_view PageReasonName(PageReason reason) {
+  switch (reason) {
+    case PageReason::kMigrate: return "migrate";
+    case PageReason::kFirstSample: return "first-sample";
+    case PageReason::kNodeChanged: return "node-changed";
+    case PageReason::kShared: return "shared";
+    case PageReason::kLocal: return "local";
+    case PageReason::kDestinationFull: return "destination-full";
+    case PageReason::kUnattributed: return "unattributed";
+  }
+  return "?";
+}
+
+PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
+                         bool destination_has_room, const PagePolicyConfig& config) {
+  if (accessing_node < 0 || accessing_node >= PageState::kNoNode) {
+    return {PageReason::kUnattributed};
+  }
+  const uint8_t node = static_cast<uint8_t>(accessing_node);
+  const uint8_t previous = state.last_node;
+  state.last_node = node;
+  if (config.two_stage_filter) {
+    if (previous != PageState::kNoNode && previous != node) {
+      // Consecutive samples from different nodes: noise, or a shared page.
+      // Hold it for a while either way.
+      state.shared_hold = config.shared_hold;
+      return {PageReason::kNodeChanged};
+    }
+    if (state.shared_hold > 0) {
+      --state.shared_hold;
+      return {PageReason::kShared};
+    }
+    if (page_node == accessing_node) return {PageReason::kLocal};
+    if (previous == PageState::kNoNode) return {PageReason::kFirstSample};
+  } else if (page_node == accessing_node) {
+    return {PageReason::kLocal};
+  }
+  if (!destination_has_room) return {PageReason::kDestinationFull};
+  return {PageReason::kMigrate, accessing_node};
+}
+
+}  // namespace numavm

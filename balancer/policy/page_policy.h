@@ -1,0 +1,53 @@
+// The per-page migrate decision: a pure function of the page's state, where
+// the sample came from, where the page is, and whether the destination has
+// room. Every verdict carries its reason.
+//
+// Two lessons of AutoNUMA are built in:
+//  - one sample is noise: a page moves only after two consecutive samples
+//    from the same node (the two-stage filter);
+//  - pages used from several nodes ping-pong: a page whose consecutive
+//    samples come from different nodes is held as shared for the next
+//    `shared_hold` samples and never moved meanwhile.
+// Both rest on comparing a sample with the previous one; turning the filter
+// off (for experiments only) turns both off.
+#ifndef NUMAVM_BALANCER_POLICY_PAGE_POLICY_H_
+#define NUMAVM_BALANCER_POLICY_PAGE_POLICY_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+#include "balancer/stats/page_state.h"
+
+namespace numavm {
+
+enum class PageReason : uint8_t {
+  kMigrate,          // two consecutive samples from a node the page is not on
+  kFirstSample,      // nothing to compare with yet
+  kNodeChanged,      // the previous sample came from another node
+  kShared,           // held: used from several nodes recently
+  kLocal,            // already on the accessing node
+  kDestinationFull,  // the accessing node has no room
+  kUnattributed,     // no vCPU (hence no node) for the sample
+};
+
+absl::string_view PageReasonName(PageReason reason);
+
+struct PageVerdict {
+  PageReason reason = PageReason::kFirstSample;
+  int to_node = -1;  // node index, when reason == kMigrate
+  bool migrate() const { return reason == PageReason::kMigrate; }
+};
+
+struct PagePolicyConfig {
+  bool two_stage_filter = true;
+  uint8_t shared_hold = 4;
+};
+
+// `accessing_node`: node index of the sampled vCPU (-1 if unknown);
+// `page_node`: node index the page is on now.
+PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
+                         bool destination_has_room, const PagePolicyConfig& config);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_POLICY_PAGE_POLICY_H_
