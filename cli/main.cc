@@ -70,6 +70,11 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "time between scan windows, e.g. 1s or 100ms (default 1s; at least 10ms)");
   run->add_option("--dirty-ring-entries", flags.ring_entries,
                   "entries per vCPU dirty ring with --sampler=ring (power of two; default 16384)");
+  run->add_option("--balance", flags.balance,
+                  "off (default: measure locality, act on nothing), advise (print each "
+                  "page decision with its reason, act on none) or on (migrate pages)");
+  run->add_option("--migrate-rate", flags.migrate_rate,
+                  "page migration limit per second for this VM, e.g. 256M (default 256M)");
   run->add_option("args", flags.payload_args, "payload arguments, key=value");
 }
 

@@ -15,7 +15,9 @@
 #include "cli/placement_observer.h"
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
+#include "balancer/host_placement_view.h"
 #include "balancer/sampling/sampling_loop.h"
+#include "balancer/vm_balancer.h"
 #include "vmm/elf_payload.h"
 #include "vmm/host_memory.h"
 #include "vmm/virtual_machine.h"
@@ -121,9 +123,37 @@ int RunCommand(const RunFlags& flags) {
   summary.sampling.sampler = std::string(SamplerKindName(options.sampling.sampler));
   summary.sampling.window_bytes = options.sampling.window_bytes;
   summary.sampling.period = options.sampling.period;
+  // The balancer rides on the sampling thread: each period's batch goes
+  // through stats and policy to the migrator. A balancer error disables
+  // balancing for this VM; the VM runs on.
+  summary.balance.mode = std::string(BalanceModeName(options.balance.mode));
+  RateLimiter limiter(options.balance.migrate_bytes_per_second,
+                      options.balance.migrate_bytes_per_second, absl::ZeroDuration());
+  HostPlacementView view(*topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); },
+                         &limiter);
+  VmBalancer::Advice advice;
+  if (options.balance.mode == BalanceMode::kAdvise) {
+    advice = [](uint64_t gfn, int from, int to, PageReason reason) {
+      std::fprintf(stderr, "advise: move gfn 0x%lx from node index %d to %d (%s)\n",
+                   static_cast<unsigned long>(gfn), from, to,
+                   std::string(PageReasonName(reason)).c_str());
+    };
+  }
+  VmBalancer balancer(options.balance.mode, (*vm)->memory().total_bytes() / 4096, view, {},
+                      advice);
+  std::atomic<bool> balancing{true};
+  std::string balance_error;
+  auto consume = [&](const AccessBatch& batch) {
+    if (!balancing.load()) return;
+    if (absl::Status s = balancer.OnBatch(batch, (*vm)->Elapsed()); !s.ok()) {
+      balance_error = std::string(s.message());
+      balancing.store(false);
+      std::fprintf(stderr, "numavm run: balancing disabled: %s\n", balance_error.c_str());
+    }
+  };
   std::unique_ptr<SamplingLoop> sampling;
   if (*sampler) {
-    sampling = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, nullptr);
+    sampling = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, consume);
     // A sampler that cannot start leaves the VM to run untracked.
     if (absl::Status s = sampling->Start(); !s.ok()) {
       std::fprintf(stderr, "numavm run: sampling disabled: %s\n",
@@ -142,6 +172,8 @@ int RunCommand(const RunFlags& flags) {
       summary.sampling.error = std::string(sampling->status().message());
     }
   }
+  summary.balance.counters = balancer.counters();
+  summary.balance.error = balance_error;
   summary.exit_code = ExitCodeFor(summary.outcome.end);
 
   std::vector<HostRange> ranges;

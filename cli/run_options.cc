@@ -183,6 +183,19 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     }
   }
   if (flags.ring_entries) options.sampling.ring_entries = *flags.ring_entries;
+  if (flags.balance) {
+    absl::StatusOr<BalanceMode> mode = ParseBalanceMode(*flags.balance);
+    if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--balance: ", mode.status().message()));
+    options.balance.mode = *mode;
+  }
+  if (flags.migrate_rate) {
+    absl::StatusOr<uint64_t> rate = ParseSize(*flags.migrate_rate);
+    if (!rate.ok() || *rate == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--migrate-rate: '", *flags.migrate_rate, "' is not a positive size per second (e.g. 256M)"));
+    }
+    options.balance.migrate_bytes_per_second = *rate;
+  }
   if (flags.vcpus) options.vm.vcpus = *flags.vcpus;
   if (flags.memory) {
     absl::StatusOr<uint64_t> bytes = ParseSize(*flags.memory);
@@ -232,6 +245,23 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
 }
 
 }  // namespace
+
+absl::StatusOr<BalanceMode> ParseBalanceMode(absl::string_view name) {
+  if (name == "off") return BalanceMode::kOff;
+  if (name == "advise") return BalanceMode::kAdvise;
+  if (name == "on") return BalanceMode::kOn;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown balance mode '", name, "' (expected on, off or advise)"));
+}
+
+absl::string_view BalanceModeName(BalanceMode mode) {
+  switch (mode) {
+    case BalanceMode::kOff: return "off";
+    case BalanceMode::kAdvise: return "advise";
+    case BalanceMode::kOn: return "on";
+  }
+  return "?";
+}
 
 absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
   if (name == "off") return SamplerKind::kOff;

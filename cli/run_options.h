@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "balancer/policy/static_placement.h"
+#include "balancer/vm_balancer.h"
 #include "vmm/vm_config.h"
 
 namespace numavm {
@@ -28,12 +29,20 @@ struct SamplingOptions {
   uint32_t ring_entries = 16384;  // per vCPU, with --sampler=ring
 };
 
+struct BalanceOptions {
+  BalanceMode mode = BalanceMode::kOff;  // off still measures locality
+  uint64_t migrate_bytes_per_second = 256ull << 20;
+};
+absl::StatusOr<BalanceMode> ParseBalanceMode(absl::string_view name);
+absl::string_view BalanceModeName(BalanceMode mode);
+
 struct RunOptions {
   VmConfig vm;
   std::string payload = "numa02";  // a guest-tools name or a path
   StaticPlacement placement = StaticPlacement::kNone;
   ReportFormat report = ReportFormat::kTable;
   SamplingOptions sampling;
+  BalanceOptions balance;
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -53,6 +62,8 @@ struct RunFlags {
   std::optional<std::string> scan_window;
   std::optional<std::string> scan_period;
   std::optional<uint32_t> ring_entries;
+  std::optional<std::string> balance;
+  std::optional<std::string> migrate_rate;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

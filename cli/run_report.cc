@@ -106,6 +106,20 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"per_vcpu", sm.stats.per_vcpu},
                    {"cpu_seconds", Seconds(sm.cpu_time)},
                    {"error", sm.error}};
+  const BalanceSummary& b = s.balance;
+  j["balance"] = {{"mode", b.mode},
+                  {"samples", b.counters.samples},
+                  {"attributed", b.counters.attributed},
+                  {"local", b.counters.local},
+                  {"access_locality", b.counters.attributed
+                                          ? nlohmann::json(b.counters.locality())
+                                          : nlohmann::json(nullptr)},
+                  {"pages_migrated", b.counters.pages_migrated},
+                  {"bytes_migrated", b.counters.bytes_migrated},
+                  {"migration_failures", b.counters.migration_failures},
+                  {"migrations_deferred", b.counters.migrations_deferred},
+                  {"decisions", b.counters.decisions},
+                  {"error", b.error}};
   j["console_lines"] = r.console;
   j["notes"] = s.notes;
   return j;
@@ -157,6 +171,23 @@ std::string SummaryToTable(const RunSummary& s) {
   }
   if (!sm.error.empty()) absl::StrAppend(&out, "\n           stopped early: ", sm.error);
   absl::StrAppend(&out, "\n");
+  const BalanceSummary& b = s.balance;
+  if (sm.sampler != "off") {
+    absl::StrAppend(&out, "balance:   ", b.mode);
+    if (b.counters.attributed) {
+      absl::StrAppend(&out, absl::StrFormat(": access locality %.1f%% (%u of %u attributed samples)",
+                                            100.0 * b.counters.locality(), b.counters.local,
+                                            b.counters.attributed));
+    } else {
+      absl::StrAppend(&out, ": no attributed samples (locality unknown)");
+    }
+    absl::StrAppend(&out, absl::StrFormat(", %u pages migrated (%s), %u failed",
+                                          b.counters.pages_migrated,
+                                          FormatSize(b.counters.bytes_migrated),
+                                          b.counters.migration_failures));
+    if (!b.error.empty()) absl::StrAppend(&out, "\n           stopped early: ", b.error);
+    absl::StrAppend(&out, "\n");
+  }
   absl::StrAppend(&out, "\nguest memory per host node (move_pages):\n");
   if (s.memory) {
     uint64_t resident = 0;

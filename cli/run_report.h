@@ -10,6 +10,7 @@
 
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/sampling/access_sampler.h"
+#include "balancer/vm_balancer.h"
 #include "cli/run_options.h"
 #include "vmm/virtual_machine.h"
 
@@ -24,6 +25,12 @@ struct SamplingSummary {
   std::string error;        // why sampling stopped early, if it did
 };
 
+struct BalanceSummary {
+  std::string mode;
+  BalancerCounters counters;
+  std::string error;  // why balancing stopped early, if it did
+};
+
 struct RunSummary {
   std::string payload;
   const RunOptions* options = nullptr;
@@ -34,6 +41,7 @@ struct RunSummary {
   std::string memory_error;
   std::vector<std::string> notes;   // placement notes and warnings
   SamplingSummary sampling;
+  BalanceSummary balance;
 };
 
 nlohmann::json SummaryToJson(const RunSummary& summary);

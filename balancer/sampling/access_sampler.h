@@ -34,9 +34,11 @@ class AccessSampler {
   virtual absl::string_view name() const = 0;
   // Begins watching; safe while vCPUs run. Arms the first window.
   virtual absl::Status Start() = 0;
-  // One scan period: appends what the armed window saw to `out` and arms
-  // the next window.
+  // End of a scan period: appends what the armed window saw to `out`.
   virtual absl::Status Collect(AccessBatch& out) = 0;
+  // Arms the next window. Separate from Collect so that the balancer can
+  // look at the pages it was told about before they are armed again.
+  virtual absl::Status ArmNext() = 0;
   // Stops watching and leaves guest memory as it was; safe while vCPUs run.
   virtual void Stop() = 0;
   virtual SamplerStats stats() const = 0;

@@ -128,8 +128,9 @@ absl::Status DirtyLogSampler::Harvest(const std::vector<GfnRange>& window,
   return absl::OkStatus();
 }
 
-absl::Status DirtyLogSampler::Collect(AccessBatch& out) {
-  if (absl::Status s = Harvest(armed_, out); !s.ok()) return s;
+absl::Status DirtyLogSampler::Collect(AccessBatch& out) { return Harvest(armed_, out); }
+
+absl::Status DirtyLogSampler::ArmNext() {
   armed_ = scanner_.Next();
   return Arm(armed_);
 }

@@ -31,6 +31,7 @@ class DirtyLogSampler final : public AccessSampler {
   absl::string_view name() const override { return "dirtylog"; }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
+  absl::Status ArmNext() override;
   void Stop() override;
   SamplerStats stats() const override;
 

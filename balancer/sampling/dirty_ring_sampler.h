@@ -49,6 +49,8 @@ class DirtyRingSampler final : public AccessSampler {
   absl::string_view name() const override { return "ring"; }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
+  // The rings watch all of RAM all the time: nothing to arm.
+  absl::Status ArmNext() override { return absl::OkStatus(); }
   void Stop() override;
   SamplerStats stats() const override;
 

@@ -105,13 +105,20 @@ absl::Status HintFaultSampler::ArmNextWindow() {
 }
 
 absl::Status HintFaultSampler::Collect(AccessBatch& out) {
+  // Liveness guarantee: wake any thread still waiting on a fault (one whose
+  // message was lost or raced). It retries, and faults again if the page is
+  // still unmapped, so nothing is lost and no vCPU waits past one period.
+  for (const GuestRamRegion& r : ram_) {
+    uffdio_range all{reinterpret_cast<uint64_t>(r.host), r.bytes};
+    ::ioctl(uffd_, UFFDIO_WAKE, &all);
+  }
   {
     absl::MutexLock lock(&mu_);
     out.insert(out.end(), pending_.begin(), pending_.end());
     pending_.clear();
     ++stats_.windows;
   }
-  return ArmNextWindow();
+  return absl::OkStatus();
 }
 
 void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) {
@@ -121,15 +128,21 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
     uint64_t base = reinterpret_cast<uint64_t>(r.host);
     if (address >= base && address - base < r.bytes) region = &r;
   }
-  if (region == nullptr) return;
+  if (region == nullptr) {
+    // Not ours to map; let the thread retry rather than wait forever.
+    uffdio_range wake{address & ~(kGuestPageBytes - 1), kGuestPageBytes};
+    ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+    return;
+  }
   const uint64_t base = reinterpret_cast<uint64_t>(region->host);
   const uint64_t page_start = (address - base) / region->page_bytes * region->page_bytes;
   uffdio_continue cont{};
   cont.range.start = base + page_start;
   cont.range.len = region->page_bytes;
-  if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) != 0 && errno != EEXIST) {
-    // The mapping changed under us (e.g. zapped again): wake the thread; it
-    // faults again if it still needs the page.
+  if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) != 0) {
+    // EEXIST (someone mapped it first) or a mapping change (EAGAIN): either
+    // way the faulting thread must be woken to retry; a CONTINUE that fails
+    // does not wake it.
     uffdio_range wake{cont.range.start, cont.range.len};
     ::ioctl(uffd_, UFFDIO_WAKE, &wake);
   }

@@ -38,6 +38,7 @@ class HintFaultSampler final : public AccessSampler {
   absl::string_view name() const override { return "hint"; }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
+  absl::Status ArmNext() override { return ArmNextWindow(); }
   void Stop() override;
   SamplerStats stats() const override;
 

@@ -24,6 +24,7 @@ void SamplingLoop::CollectOnce() {
   AccessBatch batch;
   absl::Status s = sampler_.Collect(batch);
   if (consumer_ && !batch.empty()) consumer_(batch);
+  if (s.ok()) s = sampler_.ArmNext();
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);

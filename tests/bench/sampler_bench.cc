@@ -20,7 +20,9 @@
 #include "balancer/sampling/dirty_log_sampler.h"
 #include "balancer/sampling/dirty_ring_sampler.h"
 #include "balancer/sampling/hint_fault_sampler.h"
+#include "balancer/host_placement_view.h"
 #include "balancer/sampling/sampling_loop.h"
+#include "balancer/vm_balancer.h"
 #include "cli/sampling_setup.h"
 #include "vmm/elf_payload.h"
 #include "vmm/virtual_machine.h"
@@ -63,7 +65,8 @@ void HintRoundTrip() {
               .count());
     }
     AccessBatch batch;
-    if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);  // re-arms
+    if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->ArmNext(); !s.ok()) Die(s);
   }
   std::vector<absl::Duration> service = (*sampler)->TakeServiceTimes();
   std::vector<double> service_us;
@@ -86,7 +89,7 @@ struct VmRun {
 };
 
 VmRun RunVm(const std::string& payload, SamplerKind kind, int seconds, uint64_t memory,
-            uint64_t window_bytes) {
+            uint64_t window_bytes, BalanceMode balance = BalanceMode::kOff) {
   RunOptions options;
   options.vm.vcpus = 2;
   options.vm.memory_bytes = memory;
@@ -105,9 +108,19 @@ VmRun RunVm(const std::string& payload, SamplerKind kind, int seconds, uint64_t 
   auto sampler = CreateSampler(options.sampling, **vm);
   if (!sampler.ok()) Die(sampler.status());
   VmRun result;
+  absl::StatusOr<Topology> topology = ReadHostTopology();
+  if (!topology.ok()) Die(topology.status());
+  RateLimiter limiter(256ull << 20, 256ull << 20, absl::ZeroDuration());
+  HostPlacementView view(*topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); },
+                         &limiter);
+  VmBalancer balancer(balance, (*vm)->memory().total_bytes() / 4096, view);
+  SamplingLoop::Consumer consumer;
+  if (balance == BalanceMode::kOn) {
+    consumer = [&](const AccessBatch& b) { (void)balancer.OnBatch(b, (*vm)->Elapsed()); };
+  }
   std::unique_ptr<SamplingLoop> loop;
   if (*sampler) {
-    loop = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, nullptr);
+    loop = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, consumer);
     if (absl::Status s = loop->Start(); !s.ok()) Die(s);
   }
   RunOutcome o = (*vm)->Run();
@@ -151,6 +164,7 @@ void DirtyLogCost() {
     AccessBatch batch;
     auto t0 = std::chrono::steady_clock::now();
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->ArmNext(); !s.ok()) Die(s);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                      .count());
   }
@@ -177,24 +191,27 @@ int main(int argc, char** argv) {
               kRepeats);
   std::printf("%-12s %-9s %8s %15s %10s %10s %12s\n", "payload", "sampler", "MiB/s", "ratio",
               "samples", "armed", "sampler CPU");
-  const SamplerKind kinds[] = {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog};
+  const SamplerKind kinds[] = {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog,
+                               SamplerKind::kHint};
+  const char* names[] = {"hint", "ring", "dirtylog", "hint+bal"};
   for (const char* payload : {"numa02", "numa02_read"}) {
     std::vector<double> off_rates;
-    std::vector<std::vector<double>> ratios(3);
-    std::vector<VmRun> last(3);
+    std::vector<std::vector<double>> ratios(4);
+    std::vector<VmRun> last(4);
     for (int rep = 0; rep < kRepeats; ++rep) {
       VmRun off = RunVm(payload, SamplerKind::kOff, seconds, 128ull << 20, window);
       off_rates.push_back(off.bytes_per_second);
-      for (int k = 0; k < 3; ++k) {
-        last[k] = RunVm(payload, kinds[k], seconds, 128ull << 20, window);
+      for (int k = 0; k < 4; ++k) {
+        last[k] = RunVm(payload, kinds[k], seconds, 128ull << 20, window,
+                        k == 3 ? BalanceMode::kOn : BalanceMode::kOff);
         ratios[k].push_back(last[k].bytes_per_second / off.bytes_per_second);
       }
     }
     std::printf("%-12s %-9s %8.2f %15s %10s %10s %12s\n", payload, "off",
                 Percentile(off_rates, 0.5) / (1 << 20), "1", "-", "-", "-");
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 4; ++k) {
       std::printf("%-12s %-9s %8.2f %5.3f (%.3f-%.3f) %10lu %10lu %9.1f ms\n", payload,
-                  std::string(SamplerKindName(kinds[k])).c_str(),
+                  names[k],
                   last[k].bytes_per_second / (1 << 20), Percentile(ratios[k], 0.5),
                   Percentile(ratios[k], 0), Percentile(ratios[k], 1),
                   static_cast<unsigned long>(last[k].stats.samples),

@@ -1,0 +1,93 @@
+#include "balancer/host_placement_view.h"
+
+#include <numaif.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace numavm {
+
+int LastCpuOfThread(pid_t tid) {
+  std::ifstream in(absl::StrCat("/proc/self/task/", tid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Field 39 (processor) counts from after the ")" that ends the name.
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 39 && fields >> field; ++i) {
+    if (i == 39) return std::atoi(field.c_str());
+  }
+  return -1;
+}
+
+HostPlacementView::HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram,
+                                     VcpuThreads threads, RateLimiter* limiter)
+    : topology_(topology),
+      ram_(std::move(ram)),
+      threads_(std::move(threads)),
+      migrator_(0, ram_.empty() ? kGuestPageBytes : ram_[0].page_bytes, limiter) {
+  for (size_t i = 0; i < topology_.nodes.size(); ++i) {
+    for (int cpu : topology_.nodes[i].cpus) {
+      if (cpu >= static_cast<int>(node_index_of_cpu_.size())) node_index_of_cpu_.resize(cpu + 1, -1);
+      node_index_of_cpu_[cpu] = static_cast<int>(i);
+    }
+  }
+}
+
+uintptr_t HostPlacementView::HostAddress(uint64_t gfn) const {
+  const GuestRamRegion* r = RegionOfGfn(ram_, gfn);
+  if (r == nullptr) return 0;
+  uint64_t offset = (gfn - r->first_gfn()) * kGuestPageBytes;
+  offset = offset / r->page_bytes * r->page_bytes;
+  return reinterpret_cast<uintptr_t>(r->host) + offset;
+}
+
+absl::StatusOr<std::vector<int>> HostPlacementView::PageNodes(const std::vector<uint64_t>& gfns) {
+  std::vector<int> nodes(gfns.size(), -1);
+  std::vector<void*> pages;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < gfns.size(); ++i) {
+    if (uintptr_t a = HostAddress(gfns[i])) {
+      pages.push_back(reinterpret_cast<void*>(a));
+      index.push_back(i);
+    }
+  }
+  std::vector<int> status(pages.size(), -1);
+  if (!pages.empty() &&
+      move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) < 0) {
+    return absl::InternalError(absl::StrCat("move_pages query: ", std::strerror(errno)));
+  }
+  for (size_t k = 0; k < pages.size(); ++k) {
+    if (status[k] >= 0) nodes[index[k]] = topology_.IndexOf(status[k]);
+  }
+  return nodes;
+}
+
+std::vector<int> HostPlacementView::VcpuNodes() {
+  std::vector<int> nodes;
+  for (pid_t tid : threads_()) {
+    int cpu = tid > 0 ? LastCpuOfThread(tid) : -1;
+    nodes.push_back(cpu >= 0 && cpu < static_cast<int>(node_index_of_cpu_.size())
+                        ? node_index_of_cpu_[cpu]
+                        : -1);
+  }
+  return nodes;
+}
+
+absl::StatusOr<MigrationOutcome> HostPlacementView::MovePages(
+    const std::vector<std::pair<uint64_t, int>>& moves, absl::Duration now) {
+  std::vector<PageMove> host_moves;
+  for (const auto& [gfn, node_index] : moves) {
+    uintptr_t a = HostAddress(gfn);
+    if (a == 0 || node_index < 0 || node_index >= topology_.node_count()) continue;
+    host_moves.push_back(PageMove{a, topology_.nodes[node_index].id});
+  }
+  return migrator_.Migrate(host_moves, now);
+}
+
+}  // namespace numavm

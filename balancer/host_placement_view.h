@@ -1,0 +1,45 @@
+// The PlacementView of a VM running in this process: move_pages queries and
+// moves on the guest RAM mapping, vCPU threads' current CPUs from /proc.
+#ifndef NUMAVM_BALANCER_HOST_PLACEMENT_VIEW_H_
+#define NUMAVM_BALANCER_HOST_PLACEMENT_VIEW_H_
+
+#include <sys/types.h>
+
+#include <functional>
+#include <vector>
+
+#include "balancer/actuation/page_migrator.h"
+#include "balancer/placement_view.h"
+#include "balancer/sampling/guest_ram.h"
+#include "balancer/topology/topology.h"
+
+namespace numavm {
+
+class HostPlacementView final : public PlacementView {
+ public:
+  using VcpuThreads = std::function<std::vector<pid_t>()>;
+
+  HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram,
+                    VcpuThreads threads, RateLimiter* limiter);
+
+  absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
+  std::vector<int> VcpuNodes() override;
+  absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
+                                             absl::Duration now) override;
+
+ private:
+  uintptr_t HostAddress(uint64_t gfn) const;  // 0 if outside RAM
+
+  const Topology& topology_;
+  const std::vector<GuestRamRegion> ram_;
+  const VcpuThreads threads_;
+  std::vector<int> node_index_of_cpu_;
+  PageMigrator migrator_;
+};
+
+// The CPU thread `tid` of this process last ran on, or -1.
+int LastCpuOfThread(pid_t tid);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_HOST_PLACEMENT_VIEW_H_

@@ -1,0 +1,29 @@
+// Where things are now: the balancer asks this, never the kernel directly,
+// so that the same policy code runs on a live VM and against a model.
+#ifndef NUMAVM_BALANCER_PLACEMENT_VIEW_H_
+#define NUMAVM_BALANCER_PLACEMENT_VIEW_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "balancer/actuation/page_migrator.h"
+
+namespace numavm {
+
+class PlacementView {
+ public:
+  virtual ~PlacementView() = default;
+  // Node index (into the topology) of each gfn, -1 if not resident.
+  virtual absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) = 0;
+  // Node index each vCPU runs on now, -1 if unknown.
+  virtual std::vector<int> VcpuNodes() = 0;
+  // Moves pages (gfn, node index); returns what happened.
+  virtual absl::StatusOr<MigrationOutcome> MovePages(
+      const std::vector<std::pair<uint64_t, int>>& moves, absl::Duration now) = 0;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_PLACEMENT_VIEW_H_

@@ -1,0 +1,80 @@
+#include "balancer/policy/vcpu_placement.h"
+
+#include <gtest/gtest.h>
+
+#include "balancer/topology/topology_file.h"
+
+namespace numavm {
+namespace {
+
+Topology Load(const char* name) {
+  absl::StatusOr<Topology> t =
+      LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + name);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+TEST(PreferredNode, FollowsTheMemory) {
+  Topology t = Load("topology-2node.toml");
+  EXPECT_EQ(PreferredNode(t, {10, 90}, -1), 1);
+  EXPECT_EQ(PreferredNode(t, {90, 10}, -1), 0);
+}
+
+TEST(PreferredNode, HysteresisKeepsNearTies) {
+  Topology t = Load("topology-2node.toml");
+  EXPECT_EQ(PreferredNode(t, {100, 105}, 0), 0);
+  EXPECT_EQ(PreferredNode(t, {100, 200}, 0), 1);
+}
+
+TEST(PreferredNode, DistancesMatterOnFourNodes) {
+  Topology t = Load("topology-4node.toml");
+  // Most faults on node 0 alone, but more on the near pair 2-3 together: a
+  // distance-blind argmax says 0; the distance-aware score says the pair.
+  std::vector<double> faults = {40, 0, 35, 35};
+  int n = PreferredNode(t, faults, -1);
+  EXPECT_TRUE(n == 2 || n == 3) << n;
+}
+
+TEST(PlaceGroups, NearNodesForEachGroupAABBNotABAB) {
+  Topology t = Load("topology-4node.toml");
+  // Two groups of 8 vCPUs, 4 CPUs per node: each needs two nodes.
+  std::vector<GroupDemand> groups = {{8, {}}, {8, {}}};
+  auto placement = PlaceGroups(t, groups, {4, 4, 4, 4});
+  ASSERT_EQ(placement.size(), 2u);
+  for (const auto& nodes : placement) {
+    ASSERT_EQ(nodes.size(), 2u);
+    EXPECT_EQ(t.distance[nodes[0]][nodes[1]], 16) << "a group was split across far nodes";
+  }
+  EXPECT_NE(placement[0], placement[1]);
+}
+
+TEST(PlaceGroups, AGroupGoesWhereItsMemoryIs) {
+  Topology t = Load("topology-4node.toml");
+  auto placement = PlaceGroups(t, {{8, {0, 0, 50, 50}}}, {4, 4, 4, 4});
+  EXPECT_EQ(placement[0], (std::vector<int>{2, 3}));
+  auto small = PlaceGroups(t, {{2, {0, 90, 0, 0}}}, {4, 4, 4, 4});
+  EXPECT_EQ(small[0], (std::vector<int>{1}));
+}
+
+TEST(PlaceGroups, AFullNodeIsNeverChosen) {
+  Topology t = Load("topology-2node.toml");
+  auto placement = PlaceGroups(t, {{2, {0, 100}}}, {4, 0});
+  EXPECT_EQ(placement[0], (std::vector<int>{0}));
+  auto none = PlaceGroups(t, {{16, {}}}, {4, 4});
+  EXPECT_TRUE(none[0].empty());
+}
+
+TEST(PlaceGroups, EightNodesKeepGroupsOnOneSocket) {
+  Topology t = Load("topology-8node.toml");
+  // Four groups of 4 vCPUs, 2 CPUs per node: each group should get a die
+  // pair (distance 12).
+  std::vector<GroupDemand> groups(4, GroupDemand{4, {}});
+  auto placement = PlaceGroups(t, groups, std::vector<int>(8, 2));
+  for (const auto& nodes : placement) {
+    ASSERT_EQ(nodes.size(), 2u);
+    EXPECT_EQ(t.distance[nodes[0]][nodes[1]], 12);
+  }
+}
+
+}  // namespace
+}  // namespace numavm

@@ -1,0 +1,120 @@
+#include "balancer/vm_balancer.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace numavm {
+namespace {
+
+// A placement model: pages on nodes, vCPUs on nodes, moves always succeed.
+class ModelView final : public PlacementView {
+ public:
+  std::map<uint64_t, int> page_node;
+  std::vector<int> vcpu_node;
+  uint64_t moves = 0;
+  bool fail = false;
+
+  absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override {
+    if (fail) return absl::InternalError("the VM is gone");
+    std::vector<int> out;
+    for (uint64_t g : gfns) out.push_back(page_node.count(g) ? page_node[g] : -1);
+    return out;
+  }
+  std::vector<int> VcpuNodes() override { return vcpu_node; }
+  absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& m,
+                                             absl::Duration) override {
+    MigrationOutcome out;
+    for (auto [gfn, node] : m) {
+      page_node[gfn] = node;
+      ++out.moved;
+      out.bytes_moved += 4096;
+      ++moves;
+    }
+    return out;
+  }
+};
+
+// numa02's shape on two nodes: vCPU v uses pages [100v, 100v + 100); all of
+// them were first touched on node 0. Pages 200-209 are shared by both.
+AccessBatch Numa02Batch() {
+  AccessBatch batch;
+  for (int v = 0; v < 2; ++v) {
+    for (uint64_t p = 0; p < 100; ++p) batch.push_back({100 * v + p, v, AccessKind::kWrite, {}});
+  }
+  return batch;
+}
+
+class VmBalancerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (uint64_t g = 0; g < 210; ++g) view_.page_node[g] = 0;
+    view_.vcpu_node = {0, 1};
+  }
+  ModelView view_;
+};
+
+TEST_F(VmBalancerTest, Numa02ConvergesToTheOraclePlacement) {
+  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  for (int period = 0; period < 3; ++period) {
+    ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
+  }
+  for (uint64_t p = 0; p < 100; ++p) EXPECT_EQ(view_.page_node[p], 0) << p;
+  for (uint64_t p = 100; p < 200; ++p) EXPECT_EQ(view_.page_node[p], 1) << p;
+  // The oracle needs 100 moves (vCPU 1's slice); the balancer made exactly those.
+  EXPECT_EQ(view_.moves, 100u);
+  BalancerCounters c = balancer.counters();
+  EXPECT_EQ(c.pages_migrated, 100u);
+  // Period 1: 50% local; period 2: 50% (moves happen after the query);
+  // period 3: 100%.
+  EXPECT_EQ(c.attributed, 600u);
+  EXPECT_EQ(c.local, 100u + 100u + 200u);
+  ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(3)).ok());
+  EXPECT_EQ(balancer.counters().local, 600u);
+}
+
+TEST_F(VmBalancerTest, SharedPagesStayPut) {
+  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  for (int period = 0; period < 50; ++period) {
+    AccessBatch batch;
+    for (uint64_t p = 200; p < 210; ++p) batch.push_back({p, period % 2, AccessKind::kWrite, {}});
+    ASSERT_TRUE(balancer.OnBatch(batch, absl::Seconds(period)).ok());
+  }
+  EXPECT_EQ(view_.moves, 0u);
+  EXPECT_GT(balancer.counters().decisions.at("node-changed"), 0u);
+}
+
+TEST_F(VmBalancerTest, AdviseDecidesButNeverMoves) {
+  int advised = 0;
+  VmBalancer balancer(BalanceMode::kAdvise, 1024, view_, {},
+                      [&](uint64_t, int from, int to, PageReason reason) {
+                        EXPECT_EQ(from, 0);
+                        EXPECT_EQ(to, 1);
+                        EXPECT_EQ(reason, PageReason::kMigrate);
+                        ++advised;
+                      });
+  for (int period = 0; period < 3; ++period) {
+    ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
+  }
+  EXPECT_EQ(view_.moves, 0u);
+  EXPECT_EQ(advised, 200);  // vCPU 1's pages, in periods 2 and 3
+}
+
+TEST_F(VmBalancerTest, OneNodeMigratesNothingAndIsFullyLocal) {
+  view_.vcpu_node = {0, 0};
+  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  for (int period = 0; period < 3; ++period) {
+    ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
+  }
+  EXPECT_EQ(view_.moves, 0u);
+  EXPECT_DOUBLE_EQ(balancer.counters().locality(), 1.0);
+}
+
+TEST_F(VmBalancerTest, AViewErrorIsReturnedNotThrown) {
+  view_.fail = true;
+  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  EXPECT_FALSE(balancer.OnBatch(Numa02Batch(), absl::ZeroDuration()).ok());
+}
+
+}  // namespace
+}  // namespace numavm
