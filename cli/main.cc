@@ -75,6 +75,8 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "page decision with its reason, act on none) or on (migrate pages)");
   run->add_option("--migrate-rate", flags.migrate_rate,
                   "page migration limit per second for this VM, e.g. 256M (default 256M)");
+  run->add_option("--stats-interval", flags.stats_interval,
+                  "print live counters on stderr this often, e.g. 1s (default: only at exit)");
   run->add_option("args", flags.payload_args, "payload arguments, key=value");
 }
 

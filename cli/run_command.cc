@@ -10,7 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/topology/topology.h"
+#include "absl/strings/str_format.h"
+#include "base/size.h"
 #include "cli/exit_codes.h"
+#include "cli/live_stats.h"
 #include "cli/payload_path.h"
 #include "cli/placement_observer.h"
 #include "cli/run_report.h"
@@ -162,6 +165,25 @@ int RunCommand(const RunFlags& flags) {
   }
   {
     SignalWatcher watcher(**vm);
+    std::unique_ptr<LiveStats> live;
+    if (options.stats_interval > absl::ZeroDuration()) {
+      live = std::make_unique<LiveStats>(options.stats_interval, [&] {
+        std::string line = absl::StrFormat("numavm: %.1fs guest bytes",
+                                           absl::ToDoubleSeconds((*vm)->Elapsed()));
+        for (uint64_t b : (*vm)->channel().ProgressBytes()) {
+          absl::StrAppend(&line, " ", FormatSize(b));
+        }
+        if (*sampler) {
+          SamplerStats st = (*sampler)->stats();
+          BalancerCounters bc = balancer.counters();
+          absl::StrAppend(&line, absl::StrFormat(
+              " | %u samples, locality %s, %u pages migrated", st.samples,
+              bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
+              bc.pages_migrated));
+        }
+        return line;
+      });
+    }
     summary.outcome = (*vm)->Run();
   }
   if (sampling) {

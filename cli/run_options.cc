@@ -188,6 +188,11 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--balance: ", mode.status().message()));
     options.balance.mode = *mode;
   }
+  if (flags.stats_interval) {
+    absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.stats_interval);
+    if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
+    options.stats_interval = *d;
+  }
   if (flags.migrate_rate) {
     absl::StatusOr<uint64_t> rate = ParseSize(*flags.migrate_rate);
     if (!rate.ok() || *rate == 0) {

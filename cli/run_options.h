@@ -43,6 +43,7 @@ struct RunOptions {
   ReportFormat report = ReportFormat::kTable;
   SamplingOptions sampling;
   BalanceOptions balance;
+  absl::Duration stats_interval = absl::ZeroDuration();  // 0: no live stats
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -64,6 +65,7 @@ struct RunFlags {
   std::optional<uint32_t> ring_entries;
   std::optional<std::string> balance;
   std::optional<std::string> migrate_rate;
+  std::optional<std::string> stats_interval;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

@@ -31,7 +31,7 @@ uint64_t Stride();
 // Reports cumulative bytes to the VMM every kReportBytes and on Flush.
 class ProgressMeter {
  public:
-  static constexpr uint64_t kReportBytes = 16ull << 20;
+  static constexpr uint64_t kReportBytes = 4ull << 20;
   void Add(uint64_t bytes) {
     total_ += bytes;
     if (total_ - reported_ >= kReportBytes) Flush();

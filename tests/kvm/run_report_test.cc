@@ -93,3 +93,26 @@ TEST_F(RunReportTest, PlacementOnOneNodeSaysTheBoundIsTrivial) {
 
 }  // namespace
 }  // namespace numavm
+
+namespace numavm {
+namespace {
+
+TEST(LiveStatsTest, StatsIntervalPrintsWhileTheVmRuns) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  testing::ProcessResult r =
+      testing::RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M",
+                          "--quiet-console", "--stats-interval", "200ms", "--", "size=4M",
+                          "seconds=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int lines = 0;
+  size_t at = 0;
+  while ((at = r.err.find("numavm: ", at)) != std::string::npos) {
+    ++lines;
+    at += 8;
+  }
+  EXPECT_GE(lines, 5) << r.err;
+  EXPECT_NE(r.err.find("samples, locality"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace numavm
