@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/actuation/binding.h"
 
 namespace numavm {
 
@@ -77,6 +78,16 @@ std::vector<int> HostPlacementView::VcpuNodes() {
                         : -1);
   }
   return nodes;
+}
+
+absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {
+  std::vector<pid_t> tids = threads_();
+  if (vcpu < 0 || vcpu >= static_cast<int>(tids.size()) || tids[vcpu] <= 0 || node < 0 ||
+      node >= topology_.node_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot pin vCPU ", vcpu, " to node index ",
+                                                   node));
+  }
+  return PinThread(tids[vcpu], topology_.nodes[node].cpus);
 }
 
 absl::StatusOr<MigrationOutcome> HostPlacementView::MovePages(

@@ -19,6 +19,8 @@ class PlacementView {
   virtual absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) = 0;
   // Node index each vCPU runs on now, -1 if unknown.
   virtual std::vector<int> VcpuNodes() = 0;
+  // Runs vCPU `vcpu` on node index `node` from now on (affinity).
+  virtual absl::Status PinVcpu(int vcpu, int node) = 0;
   // Moves pages (gfn, node index); returns what happened.
   virtual absl::StatusOr<MigrationOutcome> MovePages(
       const std::vector<std::pair<uint64_t, int>>& moves, absl::Duration now) = 0;

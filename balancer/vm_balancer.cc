@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "balancer/policy/vcpu_placement.h"
+
 namespace numavm {
 
 absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
@@ -12,26 +14,32 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   for (const AccessSample& s : batch) gfns.push_back(s.gfn);
   absl::StatusOr<std::vector<int>> page_nodes = view_.PageNodes(gfns);
   if (!page_nodes.ok()) return page_nodes.status();
-  const std::vector<int> vcpu_nodes = view_.VcpuNodes();
-
   BalancerCounters delta;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    faults_.Add(batch[i].vcpu, (*page_nodes)[i]);
+  }
+  // Locality is judged where vCPUs ran; the policy decides for where they
+  // will run after this period's vCPU placement.
+  const std::vector<int> running = view_.VcpuNodes();
+  const std::vector<int> vcpu_nodes = PlaceVcpus(running, delta);
+
   std::vector<std::pair<uint64_t, int>> moves;
   for (size_t i = 0; i < batch.size(); ++i) {
     const AccessSample& s = batch[i];
     ++delta.samples;
     if (s.gfn >= pages_.size()) continue;
     const int page_node = (*page_nodes)[i];
-    const int vcpu_node = s.vcpu >= 0 && s.vcpu < static_cast<int>(vcpu_nodes.size())
-                              ? vcpu_nodes[s.vcpu]
-                              : -1;
+    const bool known = s.vcpu >= 0 && s.vcpu < static_cast<int>(vcpu_nodes.size());
+    const int vcpu_node = known ? vcpu_nodes[s.vcpu] : -1;
+    const int ran_on = known && s.vcpu < static_cast<int>(running.size()) ? running[s.vcpu] : -1;
     if (page_node < 0) {
       // Not resident now (freed, or unmapped again): nothing to decide.
       ++delta.decisions["page-not-resident"];
       continue;
     }
-    if (vcpu_node >= 0) {
+    if (ran_on >= 0) {
       ++delta.attributed;
-      if (page_node == vcpu_node) ++delta.local;
+      if (page_node == ran_on) ++delta.local;
     }
     // Room on the destination is the migrator's to find out (ENOMEM comes
     // back as a failure); the policy assumes room until told otherwise.
@@ -61,8 +69,43 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   counters_.bytes_migrated += delta.bytes_migrated;
   counters_.migration_failures += delta.migration_failures;
   counters_.migrations_deferred += delta.migrations_deferred;
+  counters_.vcpu_moves += delta.vcpu_moves;
   for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
   return status;
+}
+
+std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running,
+                                        BalancerCounters& delta) {
+  std::vector<int> effective(faults_.vcpus(), -1);
+  std::vector<int> load(topology_.node_count(), 0);  // vCPUs on each node
+  for (int v = 0; v < faults_.vcpus(); ++v) {
+    effective[v] = home_[v] >= 0                             ? home_[v]
+                   : v < static_cast<int>(running.size()) ? running[v]
+                                                            : -1;
+    if (effective[v] >= 0 && effective[v] < topology_.node_count()) ++load[effective[v]];
+  }
+  for (int v = 0; v < faults_.vcpus(); ++v) {
+    const int current = effective[v];
+    const int preferred = PreferredNode(topology_, faults_.of(v), current);
+    if (preferred < 0 || preferred == current) continue;
+    if (load[preferred] >= static_cast<int>(topology_.nodes[preferred].cpus.size())) {
+      ++delta.decisions["vcpu-node-full"];
+      continue;
+    }
+    ++delta.decisions["vcpu-move"];
+    if (mode_ != BalanceMode::kOn) continue;
+    if (!view_.PinVcpu(v, preferred).ok()) {
+      ++delta.decisions["vcpu-pin-failed"];
+      continue;
+    }
+    if (current >= 0 && current < topology_.node_count()) --load[current];
+    home_[v] = preferred;
+    ++load[preferred];
+    effective[v] = preferred;
+    ++delta.vcpu_moves;
+  }
+  faults_.Decay(0.5);
+  return effective;
 }
 
 BalancerCounters VmBalancer::counters() const {

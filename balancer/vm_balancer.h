@@ -16,6 +16,8 @@
 #include "balancer/policy/page_policy.h"
 #include "balancer/sampling/access_sample.h"
 #include "balancer/stats/page_state.h"
+#include "balancer/stats/vcpu_faults.h"
+#include "balancer/topology/topology.h"
 
 namespace numavm {
 
@@ -29,6 +31,7 @@ struct BalancerCounters {
   uint64_t bytes_migrated = 0;
   uint64_t migration_failures = 0;  // failed or no memory on the destination
   uint64_t migrations_deferred = 0; // over the rate limit or busy
+  uint64_t vcpu_moves = 0;          // vCPUs given a new home node
   std::map<std::string, uint64_t> decisions;  // reason -> count
   double locality() const {
     return attributed == 0 ? 0.0 : static_cast<double>(local) / attributed;
@@ -39,10 +42,11 @@ class VmBalancer final {
  public:
   using Advice = std::function<void(uint64_t gfn, int from, int to, PageReason reason)>;
 
-  VmBalancer(BalanceMode mode, uint64_t guest_pages, PlacementView& view,
-             PagePolicyConfig config = {}, Advice advice = nullptr)
-      : mode_(mode), view_(view), config_(config), advice_(std::move(advice)),
-        pages_(guest_pages) {}
+  VmBalancer(BalanceMode mode, const Topology& topology, int vcpus, uint64_t guest_pages,
+             PlacementView& view, PagePolicyConfig config = {}, Advice advice = nullptr)
+      : mode_(mode), topology_(topology), view_(view), config_(config),
+        advice_(std::move(advice)), pages_(guest_pages),
+        faults_(vcpus, topology.node_count()), home_(vcpus, -1) {}
 
   // One period's samples. An error disables balancing for this VM (the
   // caller reports it); the VM runs on.
@@ -51,11 +55,19 @@ class VmBalancer final {
   BalancerCounters counters() const;
 
  private:
+  // Gives each vCPU the node where its memory is (distance-weighted, with
+  // hysteresis, within the node's CPUs); returns each vCPU's effective node.
+  std::vector<int> PlaceVcpus(const std::vector<int>& running, BalancerCounters& delta);
+
   const BalanceMode mode_;
+  const Topology& topology_;
   PlacementView& view_;
   const PagePolicyConfig config_;
   const Advice advice_;
-  PageStateTable pages_;  // only the sampling thread touches it
+  // Only the sampling thread touches these.
+  PageStateTable pages_;
+  VcpuFaults faults_;
+  std::vector<int> home_;  // node index each vCPU is pinned to, -1: none
 
   mutable absl::Mutex mu_;
   BalancerCounters counters_ ABSL_GUARDED_BY(mu_);

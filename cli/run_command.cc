@@ -142,8 +142,8 @@ int RunCommand(const RunFlags& flags) {
                    std::string(PageReasonName(reason)).c_str());
     };
   }
-  VmBalancer balancer(options.balance.mode, (*vm)->memory().total_bytes() / 4096, view, {},
-                      advice);
+  VmBalancer balancer(options.balance.mode, *topology, options.vm.vcpus,
+                      (*vm)->memory().total_bytes() / 4096, view, {}, advice);
   std::atomic<bool> balancing{true};
   std::string balance_error;
   auto consume = [&](const AccessBatch& batch) {

@@ -118,6 +118,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                   {"bytes_migrated", b.counters.bytes_migrated},
                   {"migration_failures", b.counters.migration_failures},
                   {"migrations_deferred", b.counters.migrations_deferred},
+                  {"vcpu_moves", b.counters.vcpu_moves},
                   {"decisions", b.counters.decisions},
                   {"error", b.error}};
   j["console_lines"] = r.console;
@@ -181,10 +182,10 @@ std::string SummaryToTable(const RunSummary& s) {
     } else {
       absl::StrAppend(&out, ": no attributed samples (locality unknown)");
     }
-    absl::StrAppend(&out, absl::StrFormat(", %u pages migrated (%s), %u failed",
+    absl::StrAppend(&out, absl::StrFormat(", %u pages migrated (%s), %u failed, %u vCPU moves",
                                           b.counters.pages_migrated,
                                           FormatSize(b.counters.bytes_migrated),
-                                          b.counters.migration_failures));
+                                          b.counters.migration_failures, b.counters.vcpu_moves));
     if (!b.error.empty()) absl::StrAppend(&out, "\n           stopped early: ", b.error);
     absl::StrAppend(&out, "\n");
   }

@@ -113,7 +113,8 @@ VmRun RunVm(const std::string& payload, SamplerKind kind, int seconds, uint64_t 
   RateLimiter limiter(256ull << 20, 256ull << 20, absl::ZeroDuration());
   HostPlacementView view(*topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); },
                          &limiter);
-  VmBalancer balancer(balance, (*vm)->memory().total_bytes() / 4096, view);
+  VmBalancer balancer(balance, *topology, options.vm.vcpus, (*vm)->memory().total_bytes() / 4096,
+                      view);
   SamplingLoop::Consumer consumer;
   if (balance == BalanceMode::kOn) {
     consumer = [&](const AccessBatch& b) { (void)balancer.OnBatch(b, (*vm)->Elapsed()); };

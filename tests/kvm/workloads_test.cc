@@ -137,6 +137,7 @@ TEST_P(BalanceTest, OnOneNodeMigratesNothingAndIsFullyLocal) {
   if (j["host_nodes"] != 1) GTEST_SKIP() << "not a one-node host";
   EXPECT_EQ(j["balance"]["mode"], "on");
   EXPECT_EQ(j["balance"]["pages_migrated"], 0);
+  EXPECT_EQ(j["balance"]["vcpu_moves"], 0);
   EXPECT_EQ(j["balance"]["error"], "");
   if (workload != "idle") {
     EXPECT_GT(j["balance"]["attributed"].get<uint64_t>(), 0u) << "nothing was observed";

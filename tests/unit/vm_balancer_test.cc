@@ -22,6 +22,12 @@ class ModelView final : public PlacementView {
     return out;
   }
   std::vector<int> VcpuNodes() override { return vcpu_node; }
+  absl::Status PinVcpu(int vcpu, int node) override {
+    vcpu_node[vcpu] = node;
+    ++pins;
+    return absl::OkStatus();
+  }
+  uint64_t pins = 0;
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& m,
                                              absl::Duration) override {
     MigrationOutcome out;
@@ -50,12 +56,17 @@ class VmBalancerTest : public ::testing::Test {
   void SetUp() override {
     for (uint64_t g = 0; g < 210; ++g) view_.page_node[g] = 0;
     view_.vcpu_node = {0, 1};
+    // Two nodes of one CPU each: vCPUs cannot share a node, so the pages,
+    // not the vCPUs, must move for numa02.
+    topology_.nodes = {NumaNode{0, {0}, 1 << 30, 1 << 30}, NumaNode{1, {1}, 1 << 30, 1 << 30}};
+    topology_.distance = {{10, 20}, {20, 10}};
   }
+  Topology topology_;
   ModelView view_;
 };
 
 TEST_F(VmBalancerTest, Numa02ConvergesToTheOraclePlacement) {
-  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
   for (int period = 0; period < 3; ++period) {
     ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
   }
@@ -74,7 +85,7 @@ TEST_F(VmBalancerTest, Numa02ConvergesToTheOraclePlacement) {
 }
 
 TEST_F(VmBalancerTest, SharedPagesStayPut) {
-  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
   for (int period = 0; period < 50; ++period) {
     AccessBatch batch;
     for (uint64_t p = 200; p < 210; ++p) batch.push_back({p, period % 2, AccessKind::kWrite, {}});
@@ -86,7 +97,7 @@ TEST_F(VmBalancerTest, SharedPagesStayPut) {
 
 TEST_F(VmBalancerTest, AdviseDecidesButNeverMoves) {
   int advised = 0;
-  VmBalancer balancer(BalanceMode::kAdvise, 1024, view_, {},
+  VmBalancer balancer(BalanceMode::kAdvise, topology_, 2, 1024, view_, {},
                       [&](uint64_t, int from, int to, PageReason reason) {
                         EXPECT_EQ(from, 0);
                         EXPECT_EQ(to, 1);
@@ -102,17 +113,37 @@ TEST_F(VmBalancerTest, AdviseDecidesButNeverMoves) {
 
 TEST_F(VmBalancerTest, OneNodeMigratesNothingAndIsFullyLocal) {
   view_.vcpu_node = {0, 0};
-  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  topology_.nodes.resize(1);
+  topology_.nodes[0].cpus = {0, 1};
+  topology_.distance = {{10}};
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
   for (int period = 0; period < 3; ++period) {
     ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
   }
   EXPECT_EQ(view_.moves, 0u);
+  EXPECT_EQ(view_.pins, 0u);
   EXPECT_DOUBLE_EQ(balancer.counters().locality(), 1.0);
+}
+
+// A vCPU running away from its memory is moved to it (when the node has a
+// free CPU) instead of its memory being moved to it.
+TEST_F(VmBalancerTest, AVcpuFollowsItsMemory) {
+  topology_.nodes[1].cpus = {1, 2};
+  for (uint64_t g = 100; g < 200; ++g) view_.page_node[g] = 1;
+  view_.vcpu_node = {0, 0};  // vCPU 1 runs on node 0, its memory is on node 1
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
+  for (int period = 0; period < 3; ++period) {
+    ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
+  }
+  EXPECT_EQ(view_.vcpu_node[1], 1);
+  EXPECT_EQ(view_.pins, 1u);
+  EXPECT_EQ(view_.moves, 0u) << "pages were moved although the vCPU went to them";
+  EXPECT_EQ(balancer.counters().vcpu_moves, 1u);
 }
 
 TEST_F(VmBalancerTest, AViewErrorIsReturnedNotThrown) {
   view_.fail = true;
-  VmBalancer balancer(BalanceMode::kOn, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
   EXPECT_FALSE(balancer.OnBatch(Numa02Batch(), absl::ZeroDuration()).ok());
 }
 
