@@ -15,6 +15,13 @@ extern char** environ;
 namespace numavm::testing {
 namespace {
 
+// A new directory under the system's temporary directory ($TMPDIR).
+std::string MakeTempDir(const std::string& prefix) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  return mkdtemp(pattern.data());
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -25,8 +32,7 @@ std::string ReadAll(const std::string& path) {
 }  // namespace
 
 ProcessResult RunNumavm(const std::vector<std::string>& args) {
-  char dir_template[] = "/tmp/numavm-test-XXXXXX";
-  std::string dir = mkdtemp(dir_template);
+  std::string dir = MakeTempDir("numavm-test");
   std::string out_path = dir + "/out", err_path = dir + "/err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -70,8 +76,7 @@ TempFile::TempFile(const std::string& name, const std::string& contents)
     : TempFile(name, std::vector<unsigned char>(contents.begin(), contents.end())) {}
 
 TempFile::TempFile(const std::string& name, const std::vector<unsigned char>& contents) {
-  char dir_template[] = "/tmp/numavm-file-XXXXXX";
-  dir_ = mkdtemp(dir_template);
+  dir_ = MakeTempDir("numavm-file");
   path_ = dir_ + "/" + name;
   std::ofstream out(path_, std::ios::binary);
   out.write(reinterpret_cast<const char*>(contents.data()),
