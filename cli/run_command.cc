@@ -20,6 +20,7 @@
 #include "cli/sampling_setup.h"
 #include "balancer/host_placement_view.h"
 #include "balancer/sampling/sampling_loop.h"
+#include "balancer/sampling/thread_cpu.h"
 #include "balancer/vm_balancer.h"
 #include "vmm/elf_payload.h"
 #include "vmm/host_memory.h"
@@ -156,7 +157,15 @@ int RunCommand(const RunFlags& flags) {
   };
   std::unique_ptr<SamplingLoop> sampling;
   if (*sampler) {
-    sampling = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, consume);
+    auto vcpu_busy = [&vm] {
+      absl::Duration busy;
+      for (pid_t tid : (*vm)->VcpuThreadIds()) {
+        if (tid > 0) busy += CpuTimeOfThread(tid);
+      }
+      return busy;
+    };
+    sampling = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, consume,
+                                              vcpu_busy);
     // A sampler that cannot start leaves the VM to run untracked.
     if (absl::Status s = sampling->Start(); !s.ok()) {
       std::fprintf(stderr, "numavm run: sampling disabled: %s\n",
@@ -190,6 +199,7 @@ int RunCommand(const RunFlags& flags) {
     sampling->Stop();
     summary.sampling.stats = (*sampler)->stats();
     summary.sampling.cpu_time = sampling->cpu_time() + summary.sampling.stats.helper_cpu_time;
+    summary.sampling.idle_periods = sampling->idle_periods();
     if (!sampling->status().ok()) {
       summary.sampling.error = std::string(sampling->status().message());
     }

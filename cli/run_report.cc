@@ -105,6 +105,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"windows", sm.stats.windows},
                    {"per_vcpu", sm.stats.per_vcpu},
                    {"cpu_seconds", Seconds(sm.cpu_time)},
+                   {"idle_periods", sm.idle_periods},
                    {"error", sm.error}};
   const BalanceSummary& b = s.balance;
   j["balance"] = {{"mode", b.mode},

@@ -22,6 +22,7 @@ struct SamplingSummary {
   absl::Duration period;
   SamplerStats stats;
   absl::Duration cpu_time;  // of the sampling thread
+  uint64_t idle_periods = 0;  // periods skipped because the VM was idle
   std::string error;        // why sampling stopped early, if it did
 };
 

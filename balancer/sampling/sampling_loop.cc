@@ -1,10 +1,12 @@
 #include "balancer/sampling/sampling_loop.h"
 
+#include "balancer/policy/scan_gate.h"
 #include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
 
 absl::Status SamplingLoop::Start() {
+  if (vcpu_busy_) last_busy_ = vcpu_busy_();
   if (absl::Status s = sampler_.Start(); !s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
@@ -24,7 +26,18 @@ void SamplingLoop::CollectOnce() {
   AccessBatch batch;
   absl::Status s = sampler_.Collect(batch);
   if (consumer_ && !batch.empty()) consumer_(batch);
-  if (s.ok()) s = sampler_.ArmNext();
+  bool idle = false;
+  if (vcpu_busy_) {
+    absl::Duration busy = vcpu_busy_();
+    idle = !ShouldScan(busy - last_busy_, period_);
+    last_busy_ = busy;
+  }
+  if (idle) {
+    absl::MutexLock lock(&mu_);
+    ++idle_periods_;
+  } else if (s.ok()) {
+    s = sampler_.ArmNext();
+  }
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
@@ -67,6 +80,11 @@ void SamplingLoop::Stop() {
 absl::Status SamplingLoop::status() const {
   absl::MutexLock lock(&mu_);
   return status_;
+}
+
+uint64_t SamplingLoop::idle_periods() const {
+  absl::MutexLock lock(&mu_);
+  return idle_periods_;
 }
 
 absl::Duration SamplingLoop::cpu_time() const {

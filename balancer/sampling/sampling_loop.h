@@ -18,9 +18,16 @@ namespace numavm {
 class SamplingLoop final {
  public:
   using Consumer = std::function<void(const AccessBatch&)>;
+  // Cumulative CPU time of the VM's vCPU threads; when given, no window is
+  // armed after a period in which the VM was idle (ShouldScan).
+  using VcpuBusy = std::function<absl::Duration()>;
 
-  SamplingLoop(AccessSampler& sampler, absl::Duration period, Consumer consumer)
-      : sampler_(sampler), period_(period), consumer_(std::move(consumer)) {}
+  SamplingLoop(AccessSampler& sampler, absl::Duration period, Consumer consumer,
+               VcpuBusy vcpu_busy = nullptr)
+      : sampler_(sampler),
+        period_(period),
+        consumer_(std::move(consumer)),
+        vcpu_busy_(std::move(vcpu_busy)) {}
   ~SamplingLoop() { Stop(); }
 
   absl::Status Start();
@@ -31,6 +38,8 @@ class SamplingLoop final {
   absl::Status status() const;
   // CPU time the sampling thread used (the balancer's cost users see).
   absl::Duration cpu_time() const;
+  // Periods in which the VM was idle and nothing was armed.
+  uint64_t idle_periods() const;
 
  private:
   void Loop();
@@ -39,6 +48,8 @@ class SamplingLoop final {
   AccessSampler& sampler_;
   const absl::Duration period_;
   const Consumer consumer_;
+  const VcpuBusy vcpu_busy_;
+  absl::Duration last_busy_;  // sampling thread only
   std::thread thread_;
 
   mutable absl::Mutex mu_;
@@ -46,6 +57,7 @@ class SamplingLoop final {
   bool sampler_stopped_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   absl::Duration cpu_time_ ABSL_GUARDED_BY(mu_);
+  uint64_t idle_periods_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace numavm

@@ -4,6 +4,10 @@
 
 #include <time.h>
 
+#include <cstdint>
+#include <fstream>
+#include <string>
+
 #include "absl/time/time.h"
 
 namespace numavm {
@@ -12,6 +16,14 @@ inline absl::Duration ThreadCpuTime() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return absl::DurationFromTimespec(ts);
+}
+
+// CPU time thread `tid` of this process has used (from schedstat), or zero.
+inline absl::Duration CpuTimeOfThread(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  uint64_t ns = 0;
+  in >> ns;
+  return absl::Nanoseconds(static_cast<int64_t>(ns));
 }
 
 }  // namespace numavm

@@ -77,6 +77,25 @@ TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByHintingFaults) {
 INSTANTIATE_TEST_SUITE_P(Samplers, SamplerCliTest,
                          ::testing::Values("hint", "ring", "dirtylog"));
 
+// An idle VM is not scanned: after its first touch, no window is armed while
+// its vCPUs sleep; a busy VM is scanned every period.
+TEST(SamplerIdle, IdleVmsAreNotScanned) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  nlohmann::json idle = RunJson({"--payload", "idle", "--vcpus", "2", "--memory", "64M",
+                                 "--scan-window", "16M", "--scan-period", "100ms", "--",
+                                 "size=8M", "iterations=20"});
+  const uint64_t window_pages = (16 << 20) / 4096;
+  EXPECT_GE(idle["sampling"]["idle_periods"].get<uint64_t>(), 10u);
+  EXPECT_LE(idle["sampling"]["pages_armed"].get<uint64_t>(), 3 * window_pages);
+  nlohmann::json busy = RunJson({"--payload", "numa02", "--vcpus", "2", "--memory", "64M",
+                                 "--scan-window", "16M", "--scan-period", "100ms", "--",
+                                 "size=8M", "seconds=2"});
+  // A period or two around start and exit may look idle; the run may not.
+  EXPECT_LT(busy["sampling"]["idle_periods"].get<uint64_t>(),
+            busy["sampling"]["windows"].get<uint64_t>() / 4);
+  EXPECT_GE(busy["sampling"]["pages_armed"].get<uint64_t>(), 10 * window_pages);
+}
+
 TEST(SamplerBacking, HintOnAnonymousMemoryIsAClearError) {
   ProcessResult r = RunNumavm({"run", "--backing", "anon", "--sampler", "hint"});
   EXPECT_EQ(r.exit_code, 2);
