@@ -223,6 +223,11 @@ int RunCommand(const RunFlags& flags) {
   } else {
     summary.memory_error = std::string(usage.status().message());
   }
+  if (options.placement != StaticPlacement::kNone) {
+    summary.notes.push_back(absl::StrCat("--placement=", StaticPlacementName(options.placement),
+                                         ": ", FormatSize(placement.bound_bytes()),
+                                         " of guest memory bound by the payload's layout"));
+  }
   for (std::string& w : placement.warnings()) summary.notes.push_back(std::move(w));
 
   if (options.report == ReportFormat::kJson) {

@@ -106,6 +106,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"per_vcpu", sm.stats.per_vcpu},
                    {"cpu_seconds", Seconds(sm.cpu_time)},
                    {"idle_periods", sm.idle_periods},
+                   {"ring_overruns", sm.stats.ring_overruns},
                    {"error", sm.error}};
   const BalanceSummary& b = s.balance;
   j["balance"] = {{"mode", b.mode},

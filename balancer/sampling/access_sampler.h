@@ -25,6 +25,7 @@ struct SamplerStats {
   uint64_t windows = 0;       // scan periods completed
   std::vector<uint64_t> per_vcpu;  // samples by vCPU index
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads
+  uint64_t ring_overruns = 0;      // dirty ring only: KVM ran past the ring's end
 };
 
 class AccessSampler {

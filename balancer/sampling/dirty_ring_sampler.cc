@@ -131,7 +131,7 @@ void DirtyRingSampler::OnRingFull(int vcpu) {
     if (HarvestRing(vcpu) == 0) {
       // KVM ran past the end of the ring: its reset index lags by more than
       // a lap. Marking every entry reset lets one reset advance a full lap.
-      ++overruns_;
+      ++stats_.ring_overruns;
       const DirtyRingView& ring = rings_[vcpu];
       for (uint32_t i = 0; i < ring.count; ++i) {
         __atomic_store_n(&ring.entries[i].flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
@@ -176,11 +176,6 @@ SamplerStats DirtyRingSampler::stats() const {
 uint64_t DirtyRingSampler::entries_harvested() const {
   absl::MutexLock lock(&mu_);
   return entries_;
-}
-
-uint64_t DirtyRingSampler::overruns() const {
-  absl::MutexLock lock(&mu_);
-  return overruns_;
 }
 
 absl::Duration DirtyRingSampler::harvest_time() const {

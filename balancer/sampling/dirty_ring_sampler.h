@@ -60,8 +60,6 @@ class DirtyRingSampler final : public AccessSampler {
   // Entries harvested so far and the time spent harvesting them.
   uint64_t entries_harvested() const;
   absl::Duration harvest_time() const;
-  // Ring-full exits that found nothing to harvest (KVM overran the ring).
-  uint64_t overruns() const;
 
  private:
   DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram,
@@ -85,7 +83,6 @@ class DirtyRingSampler final : public AccessSampler {
 
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t overruns_ ABSL_GUARDED_BY(mu_) = 0;
   AccessBatch pending_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<uint64_t> seen_ ABSL_GUARDED_BY(mu_);  // (gfn, vcpu) this period
   SamplerStats stats_ ABSL_GUARDED_BY(mu_);
