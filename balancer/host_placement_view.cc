@@ -4,17 +4,16 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "balancer/actuation/binding.h"
+#include "balancer/sampling/proc_file.h"
 
 namespace numavm {
 
 int LastCpuOfThread(pid_t tid) {
-  std::ifstream in(absl::StrCat("/proc/self/task/", tid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stat = ReadProcFile(absl::StrCat("/proc/self/task/", tid, "/stat"));
   // Field 39 (processor) counts from after the ")" that ends the name.
   size_t paren = stat.rfind(')');
   if (paren == std::string::npos) return -1;

@@ -5,10 +5,11 @@
 #include <time.h>
 
 #include <cstdint>
-#include <fstream>
+#include <cstdlib>
 #include <string>
 
 #include "absl/time/time.h"
+#include "balancer/sampling/proc_file.h"
 
 namespace numavm {
 
@@ -20,10 +21,8 @@ inline absl::Duration ThreadCpuTime() {
 
 // CPU time thread `tid` of this process has used (from schedstat), or zero.
 inline absl::Duration CpuTimeOfThread(int tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-  uint64_t ns = 0;
-  in >> ns;
-  return absl::Nanoseconds(static_cast<int64_t>(ns));
+  std::string text = ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  return absl::Nanoseconds(static_cast<int64_t>(std::strtoull(text.c_str(), nullptr, 10)));
 }
 
 }  // namespace numavm
