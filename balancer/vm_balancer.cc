@@ -1,28 +1,110 @@
 #include "balancer/vm_balancer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "balancer/policy/vcpu_groups.h"
 #include "balancer/policy/vcpu_placement.h"
+#include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
 
 absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
+  const absl::Duration cpu_start = ThreadCpuTime();
+  BalancerCounters delta;
+  absl::Status status = Balance(batch, now, delta);
+  delta.cpu_time = ThreadCpuTime() - cpu_start;
+
+  absl::MutexLock lock(&mu_);
+  counters_.samples += delta.samples;
+  counters_.attributed += delta.attributed;
+  counters_.local += delta.local;
+  counters_.pages_migrated += delta.pages_migrated;
+  counters_.bytes_migrated += delta.bytes_migrated;
+  counters_.migration_failures += delta.migration_failures;
+  counters_.migrations_deferred += delta.migrations_deferred;
+  counters_.vcpu_moves += delta.vcpu_moves;
+  counters_.cpu_time += delta.cpu_time;
+  counters_.groups = delta.groups;
+  ++counters_.periods;
+  window_.emplace_back(delta.attributed, delta.local);
+  if (window_.size() > kLocalityWindow) window_.pop_front();
+  counters_.window_attributed = counters_.window_local = 0;
+  for (const auto& [attributed, local] : window_) {
+    counters_.window_attributed += attributed;
+    counters_.window_local += local;
+  }
+  counters_.state_bytes = pages_.memory_bytes() +
+                          sizeof(double) * faults_.vcpus() * (topology_.node_count() + faults_.vcpus());
+  for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
+  return status;
+}
+
+std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
+                                           const std::vector<int>& page_nodes) {
+  const int vcpus = faults_.vcpus();
+  std::vector<int> previous_vcpu(batch.size(), -1);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const AccessSample& s = batch[i];
+    faults_.Add(s.vcpu, page_nodes[i]);
+    // Who touched the page before: vCPUs that follow each other on pages
+    // share memory. The first change of vCPU is not counted: memory that one
+    // vCPU initialised and another then uses (first touch) changes hands
+    // once; shared memory keeps changing.
+    if (s.gfn >= pages_.size() || s.vcpu < 0 || s.vcpu >= vcpus) continue;
+    group_samples_[s.vcpu] += 1;
+    PageState& state = pages_.at(s.gfn);
+    if (state.last_vcpu != PageState::kNoNode && state.last_vcpu != s.vcpu &&
+        state.last_vcpu < vcpus) {
+      if (state.vcpu_switches() > 0) {
+        shared_[s.vcpu][state.last_vcpu] += 1;
+        shared_[state.last_vcpu][s.vcpu] += 1;
+        // Only between groups that exist: before grouping every vCPU is
+        // on its own.
+        if (group_[s.vcpu] != group_[state.last_vcpu] && group_size_[group_[s.vcpu]] > 1 &&
+            group_size_[group_[state.last_vcpu]] > 1) {
+          state.flags |= PageState::kCrossGroup;
+        }
+      }
+      state.add_vcpu_switch();
+    }
+    if (state.last_vcpu < vcpus) previous_vcpu[i] = state.last_vcpu;
+    state.last_vcpu = static_cast<uint8_t>(s.vcpu);
+  }
+  return previous_vcpu;
+}
+
+absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
+                                 BalancerCounters& delta) {
   std::vector<uint64_t> gfns;
   gfns.reserve(batch.size());
   for (const AccessSample& s : batch) gfns.push_back(s.gfn);
   absl::StatusOr<std::vector<int>> page_nodes = view_.PageNodes(gfns);
   if (!page_nodes.ok()) return page_nodes.status();
-  BalancerCounters delta;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    faults_.Add(batch[i].vcpu, (*page_nodes)[i]);
-  }
+  const int vcpus = faults_.vcpus();
+  const std::vector<int> previous_vcpu = RecordSharing(batch, *page_nodes);
   // Locality is judged where vCPUs ran; the policy decides for where they
   // will run after this period's vCPU placement.
   const std::vector<int> running = view_.VcpuNodes();
-  const std::vector<int> vcpu_nodes = PlaceVcpus(running, delta);
+  const std::vector<int> vcpu_nodes = PlaceVcpus(running, now, delta);
+  // The nodes each multi-vCPU group runs on.
+  std::vector<std::vector<bool>> group_nodes(vcpus);
+  for (int v = 0; v < vcpus; ++v) {
+    const int g = group_[v];
+    if (group_size_[g] < 2) continue;
+    group_nodes[g].resize(topology_.node_count(), false);
+    if (vcpu_nodes[v] >= 0 && vcpu_nodes[v] < topology_.node_count()) {
+      group_nodes[g][vcpu_nodes[v]] = true;
+    }
+  }
 
+  absl::flat_hash_set<uint64_t> decided;  // a page sampled twice in a batch moves once
+  if (!first_batch_) first_batch_ = now;
+  const bool warming_up = now - *first_batch_ < config_.warmup;
   std::vector<std::pair<uint64_t, int>> moves;
   for (size_t i = 0; i < batch.size(); ++i) {
     const AccessSample& s = batch[i];
@@ -43,68 +125,174 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
     }
     // Room on the destination is the migrator's to find out (ENOMEM comes
     // back as a failure); the policy assumes room until told otherwise.
-    PageVerdict v = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_);
-    ++delta.decisions[std::string(PageReasonName(v.reason))];
+    PageGroupContext group;
+    if (known && !group_nodes[group_[s.vcpu]].empty()) {
+      const std::vector<bool>& nodes = group_nodes[group_[s.vcpu]];
+      group.shared_within_group =
+          previous_vcpu[i] >= 0 && group_[previous_vcpu[i]] == group_[s.vcpu];
+      group.on_group_nodes = nodes[page_node];
+      group.group_spans_nodes = std::count(nodes.begin(), nodes.end(), true) > 1;
+    }
+    PageVerdict v = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page,
+                                 group);
+    if (!v.migrate() || !warming_up) ++delta.decisions[std::string(PageReasonName(v.reason))];
     if (!v.migrate()) continue;
+    if (warming_up) {
+      ++delta.decisions["warming-up"];
+      continue;
+    }
+    if (!decided.insert(s.gfn).second) continue;
     if (advice_) advice_(s.gfn, page_node, v.to_node, v.reason);
     if (mode_ == BalanceMode::kOn) moves.emplace_back(s.gfn, v.to_node);
   }
-  absl::Status status;
-  if (!moves.empty()) {
-    absl::StatusOr<MigrationOutcome> outcome = view_.MovePages(moves, now);
-    if (outcome.ok()) {
-      delta.pages_migrated = outcome->moved;
-      delta.bytes_migrated = outcome->bytes_moved;
-      delta.migration_failures = outcome->failed + outcome->no_memory;
-      delta.migrations_deferred = outcome->deferred + outcome->busy;
-    } else {
-      status = outcome.status();
-    }
-  }
-  absl::MutexLock lock(&mu_);
-  counters_.samples += delta.samples;
-  counters_.attributed += delta.attributed;
-  counters_.local += delta.local;
-  counters_.pages_migrated += delta.pages_migrated;
-  counters_.bytes_migrated += delta.bytes_migrated;
-  counters_.migration_failures += delta.migration_failures;
-  counters_.migrations_deferred += delta.migrations_deferred;
-  counters_.vcpu_moves += delta.vcpu_moves;
-  for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
-  return status;
+  if (moves.empty()) return absl::OkStatus();
+  absl::StatusOr<MigrationOutcome> outcome = view_.MovePages(moves, now);
+  if (!outcome.ok()) return outcome.status();
+  delta.pages_migrated = outcome->moved;
+  delta.bytes_migrated = outcome->bytes_moved;
+  delta.migration_failures = outcome->failed + outcome->no_memory;
+  delta.migrations_deferred = outcome->deferred + outcome->busy;
+  return absl::OkStatus();
 }
 
-std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running,
+bool VmBalancer::MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
+                          BalancerCounters& delta) {
+  ++delta.decisions["vcpu-move"];
+  if (mode_ != BalanceMode::kOn) return false;
+  if (!view_.PinVcpu(v, node).ok()) {
+    ++delta.decisions["vcpu-pin-failed"];
+    return false;
+  }
+  if (effective[v] >= 0 && effective[v] < topology_.node_count()) --load[effective[v]];
+  home_[v] = node;
+  ++load[node];
+  effective[v] = node;
+  ++delta.vcpu_moves;
+  return true;
+}
+
+std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::Duration now,
                                         BalancerCounters& delta) {
-  std::vector<int> effective(faults_.vcpus(), -1);
-  std::vector<int> load(topology_.node_count(), 0);  // vCPUs on each node
-  for (int v = 0; v < faults_.vcpus(); ++v) {
+  const int vcpus = faults_.vcpus();
+  const int nodes = topology_.node_count();
+  std::vector<int> effective(vcpus, -1);
+  std::vector<int> load(nodes, 0);  // this VM's vCPUs on each node
+  for (int v = 0; v < vcpus; ++v) {
     effective[v] = home_[v] >= 0                             ? home_[v]
                    : v < static_cast<int>(running.size()) ? running[v]
                                                             : -1;
-    if (effective[v] >= 0 && effective[v] < topology_.node_count()) ++load[effective[v]];
+    if (effective[v] >= 0 && effective[v] < nodes) ++load[effective[v]];
   }
-  for (int v = 0; v < faults_.vcpus(); ++v) {
+
+  GroupingInput grouping{shared_, group_samples_, config_.cells};
+  group_ = GroupVcpus(grouping, config_.grouping, linked_);
+  group_size_.assign(vcpus, 0);
+  for (int v = 0; v < vcpus; ++v) ++group_size_[group_[v]];
+  const std::vector<int>& group = group_;
+  std::vector<std::vector<int>> members(vcpus);
+  for (int v = 0; v < vcpus; ++v) members[group[v]].push_back(v);
+  size_t biggest = 1;
+  for (const auto& m : members) {
+    biggest = std::max(biggest, m.size());
+    if (!m.empty()) ++delta.groups;
+  }
+  // How many of this VM's vCPUs a node takes: its CPUs, and no more than a
+  // fair share unless one group needs more - private vCPUs stay spread (and
+  // their memory comes to them) instead of piling onto the node that
+  // happened to touch the memory first.
+  int cpu_nodes = 0;
+  for (const NumaNode& n : topology_.nodes) cpu_nodes += n.cpus.empty() ? 0 : 1;
+  const int fair = cpu_nodes == 0 ? vcpus : (vcpus + cpu_nodes - 1) / cpu_nodes;
+  std::vector<int> cap(nodes);
+  for (int n = 0; n < nodes; ++n) {
+    cap[n] = std::min(static_cast<int>(topology_.nodes[n].cpus.size()),
+                      std::max(fair, static_cast<int>(biggest)));
+  }
+
+  std::vector<int> order;
+  for (int g = 0; g < vcpus; ++g) {
+    if (members[g].size() > 1) order.push_back(g);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return members[a].size() > members[b].size(); });
+  for (int g : order) {
+    const std::vector<int>& m = members[g];
+    GroupDemand demand{static_cast<int>(m.size()), std::vector<double>(nodes, 0.0)};
+    std::vector<int> free = cap;
+    for (int n = 0; n < nodes; ++n) free[n] -= load[n];
+    for (int v : m) {
+      for (int n = 0; n < nodes; ++n) demand.faults_per_node[n] += faults_.of(v)[n];
+      if (effective[v] >= 0 && effective[v] < nodes) ++free[effective[v]];
+    }
+    const std::vector<int> target = PlaceGroups(topology_, {demand}, free)[0];
+    if (target.empty()) {
+      ++delta.decisions["group-does-not-fit"];
+      continue;
+    }
+    // Hysteresis: keep a placement on as few nodes that scores nearly as well.
+    std::vector<int> now_on;
+    bool all_known = true;
+    for (int v : m) {
+      if (effective[v] < 0 || effective[v] >= nodes) {
+        all_known = false;
+      } else if (std::find(now_on.begin(), now_on.end(), effective[v]) == now_on.end()) {
+        now_on.push_back(effective[v]);
+      }
+    }
+    double score_now = 0, score_target = 0;
+    for (int n : now_on) score_now += NodeScore(topology_, demand.faults_per_node, n);
+    for (int n : target) score_target += NodeScore(topology_, demand.faults_per_node, n);
+    if (all_known && now_on.size() <= target.size() && score_now * 1.1 >= score_target) {
+      continue;
+    }
+    std::vector<int> room(nodes, 0);
+    for (int n : target) room[n] = free[n];
+    for (int v : m) {  // members already on a target node stay
+      if (effective[v] >= 0 && effective[v] < nodes && room[effective[v]] > 0) {
+        --room[effective[v]];
+      }
+    }
+    for (int v : m) {
+      const int at = effective[v];
+      if (at >= 0 && at < nodes && std::find(target.begin(), target.end(), at) != target.end()) {
+        continue;
+      }
+      int best = -1;
+      for (int n : target) {
+        if (room[n] > 0 && (best < 0 || NodeScore(topology_, demand.faults_per_node, n) >
+                                            NodeScore(topology_, demand.faults_per_node, best))) {
+          best = n;
+        }
+      }
+      if (best < 0) break;
+      --room[best];
+      MoveVcpu(v, best, effective, load, delta);
+    }
+  }
+
+  for (int v = 0; v < vcpus; ++v) {
+    if (members[group[v]].size() > 1) continue;
     const int current = effective[v];
     const int preferred = PreferredNode(topology_, faults_.of(v), current);
     if (preferred < 0 || preferred == current) continue;
-    if (load[preferred] >= static_cast<int>(topology_.nodes[preferred].cpus.size())) {
+    if (load[preferred] >= cap[preferred]) {
       ++delta.decisions["vcpu-node-full"];
       continue;
     }
-    ++delta.decisions["vcpu-move"];
-    if (mode_ != BalanceMode::kOn) continue;
-    if (!view_.PinVcpu(v, preferred).ok()) {
-      ++delta.decisions["vcpu-pin-failed"];
-      continue;
-    }
-    if (current >= 0 && current < topology_.node_count()) --load[current];
-    home_[v] = preferred;
-    ++load[preferred];
-    effective[v] = preferred;
-    ++delta.vcpu_moves;
+    MoveVcpu(v, preferred, effective, load, delta);
   }
-  faults_.Decay(0.5);
+  // Forget by elapsed time: half of it every fault_half_life.
+  const absl::Duration elapsed = last_batch_ ? now - *last_batch_ : absl::ZeroDuration();
+  last_batch_ = now;
+  const double keep =
+      elapsed <= absl::ZeroDuration() || config_.fault_half_life <= absl::ZeroDuration()
+          ? 0.5
+          : std::exp2(-absl::FDivDuration(elapsed, config_.fault_half_life));
+  faults_.Decay(keep);
+  for (auto& row : shared_) {
+    for (double& s : row) s *= keep;
+  }
+  for (double& s : group_samples_) s *= keep;
   return effective;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
 #include "cli/payload_path.h"
+#include "cli/replay_command.h"
 #include "cli/run_command.h"
 
 namespace {
@@ -68,6 +69,11 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "advances through guest memory and wraps)");
   run->add_option("--scan-period", flags.scan_period,
                   "time between scan windows, e.g. 1s or 100ms (default 1s; at least 10ms)");
+  run->add_option("--scan-period-max", flags.scan_period_max,
+                  "with --balance=on|advise the period adapts: twice as long while accesses "
+                  "are >= 70% local and nothing moves, half as long below, back to "
+                  "--scan-period when a vCPU changes node; this is the longest (default 16 "
+                  "times --scan-period)");
   run->add_option("--dirty-ring-entries", flags.ring_entries,
                   "entries per vCPU dirty ring with --sampler=ring (power of two; default 16384)");
   run->add_option("--balance", flags.balance,
@@ -77,7 +83,43 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "page migration limit per second for this VM, e.g. 256M (default 256M)");
   run->add_option("--stats-interval", flags.stats_interval,
                   "print live counters on stderr this often, e.g. 1s (default: only at exit)");
+  run->add_option("--record", flags.record,
+                  "save the sampled access stream (vCPU, page, kind, time per period) to "
+                  "FILE for 'numavm replay'");
   run->add_option("args", flags.payload_args, "payload arguments, key=value");
+}
+
+void AddReplayCommand(CLI::App& app, numavm::ReplayFlags& flags) {
+  CLI::App* replay = app.add_subcommand(
+      "replay",
+      "Run a recorded access stream ('numavm run --record FILE') through the balancer "
+      "against a placement model of a topology file, and compare the result with the "
+      "oracle placement (each page on the node that used it most, vCPUs where they "
+      "started) and the fewest page moves that reach it.");
+  replay->footer(
+      "\nThe model starts vCPUs in blocks over the nodes (as --placement=hard does) and "
+      "first-touches memory on vCPU 0's node (boot) or where each page was first sampled "
+      "(sampled). Locality is compared over the last 10 periods, when the balancer has "
+      "had its chance.\n"
+      "Example: numavm run --payload numa02 --vcpus 2 --memory 64M --scan-window 64M "
+      "--scan-period 200ms --record numa02.trace -- seconds=20\n"
+      "         numavm replay numa02.trace --topology configs/topology-4node.toml\n\n" +
+      std::string(numavm::kExitCodeHelp));
+  replay->add_option("trace", flags.trace_path, "trace file written by 'numavm run --record'")
+      ->required()
+      ->check(CLI::ExistingFile);
+  replay->add_option("-t,--topology", flags.topology_path,
+                     "topology file (TOML; see configs/topology-*.toml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  replay->add_option("--report", flags.report, "table (default) or json");
+  replay->add_option("--first-touch", flags.first_touch,
+                     "where memory starts: boot (default; vCPU 0's node) or sampled (the node "
+                     "of each page's first sample)");
+  replay->add_option("--balance", flags.balance,
+                     "on (default), advise or off (the model's locality without balancing)");
+  replay->add_option("--migrate-rate", flags.migrate_rate,
+                     "page migration limit per second in the model (default 256M)");
 }
 
 }  // namespace
@@ -89,6 +131,8 @@ int main(int argc, char** argv) {
   app.footer("\nRun 'numavm COMMAND --help' for a command's options.");
   numavm::RunFlags run_flags;
   AddRunCommand(app, run_flags);
+  numavm::ReplayFlags replay_flags;
+  AddReplayCommand(app, replay_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,5 +147,6 @@ int main(int argc, char** argv) {
     return numavm::kExitBadInput;
   }
   if (app.got_subcommand("run")) return numavm::RunCommand(run_flags);
+  if (app.got_subcommand("replay")) return numavm::ReplayCommand(replay_flags);
   return numavm::kExitBadInput;
 }

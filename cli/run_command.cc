@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,8 @@
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
 #include "balancer/host_placement_view.h"
+#include "balancer/policy/scan_period.h"
+#include "balancer/replay/trace.h"
 #include "balancer/sampling/sampling_loop.h"
 #include "balancer/sampling/thread_cpu.h"
 #include "balancer/vm_balancer.h"
@@ -143,19 +146,53 @@ int RunCommand(const RunFlags& flags) {
                    std::string(PageReasonName(reason)).c_str());
     };
   }
+  BalancerConfig balancer_config;
+  // Guest cells group their vCPUs; one cell (the default) says nothing.
+  if (options.vm.cells.size() > 1) {
+    for (const CellConfig& cell : options.vm.cells) balancer_config.cells.push_back(cell.vcpus);
+  }
   VmBalancer balancer(options.balance.mode, *topology, options.vm.vcpus,
-                      (*vm)->memory().total_bytes() / 4096, view, {}, advice);
+                      (*vm)->memory().total_bytes() / 4096, view, balancer_config, advice);
   std::atomic<bool> balancing{true};
   std::string balance_error;
+  std::optional<TraceWriter> record;
+  if (!options.record_path.empty()) {
+    if (!*sampler) {
+      return Fail(absl::InvalidArgumentError("--record needs a sampler (not --sampler=off)"),
+                  kExitBadInput);
+    }
+    TraceHeader header{options.vm.vcpus, (*vm)->memory().total_bytes() / 4096,
+                       options.sampling.period, options.payload,
+                       std::string(SamplerKindName(options.sampling.sampler))};
+    // A path is not a token of the header line.
+    if (header.payload.find_first_of(" \t/") != std::string::npos) header.payload = "custom";
+    absl::StatusOr<TraceWriter> writer = TraceWriter::Create(options.record_path, header);
+    if (!writer.ok()) return Fail(writer.status(), kExitBadInput);
+    record.emplace(std::move(*writer));
+  }
+  // While balancing, the scan period adapts (policy/scan_period.h); only
+  // measuring keeps it fixed.
+  const bool adaptive = options.balance.mode != BalanceMode::kOff;
+  ScanPeriodController scan_period(
+      {options.sampling.period, adaptive ? options.sampling.period_max : options.sampling.period});
+  BalancerCounters last_counters;
+  std::unique_ptr<SamplingLoop> sampling;
   auto consume = [&](const AccessBatch& batch) {
+    if (record) record->Append((*vm)->Elapsed(), batch);
     if (!balancing.load()) return;
     if (absl::Status s = balancer.OnBatch(batch, (*vm)->Elapsed()); !s.ok()) {
       balance_error = std::string(s.message());
       balancing.store(false);
       std::fprintf(stderr, "numavm run: balancing disabled: %s\n", balance_error.c_str());
+      return;
     }
+    const BalancerCounters now = balancer.counters();
+    sampling->set_period(scan_period.Next(
+        {now.attributed - last_counters.attributed, now.local - last_counters.local,
+         now.pages_migrated - last_counters.pages_migrated,
+         now.vcpu_moves - last_counters.vcpu_moves}));
+    last_counters = now;
   };
-  std::unique_ptr<SamplingLoop> sampling;
   if (*sampler) {
     auto vcpu_busy = [&vm] {
       absl::Duration busy;
@@ -186,9 +223,13 @@ int RunCommand(const RunFlags& flags) {
           SamplerStats st = (*sampler)->stats();
           BalancerCounters bc = balancer.counters();
           absl::StrAppend(&line, absl::StrFormat(
-              " | %u samples, locality %s, %u pages migrated", st.samples,
-              bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
-              bc.pages_migrated));
+              " | %u samples, locality %s (last %d periods %s), %u pages migrated, %u vCPU "
+              "moves, scan period %s",
+              st.samples, bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
+              kLocalityWindow,
+              bc.window_attributed ? absl::StrFormat("%.1f%%", 100 * bc.window_locality()) : "-",
+              bc.pages_migrated, bc.vcpu_moves,
+              absl::FormatDuration(sampling ? sampling->period() : options.sampling.period)));
         }
         return line;
       });
@@ -200,12 +241,22 @@ int RunCommand(const RunFlags& flags) {
     summary.sampling.stats = (*sampler)->stats();
     summary.sampling.cpu_time = sampling->cpu_time() + summary.sampling.stats.helper_cpu_time;
     summary.sampling.idle_periods = sampling->idle_periods();
+    summary.sampling.final_period = sampling->period();
+    summary.sampling.period_changes = scan_period.changes();
+    summary.sampling.period_max = scan_period.config().max;
     if (!sampling->status().ok()) {
       summary.sampling.error = std::string(sampling->status().message());
     }
   }
   summary.balance.counters = balancer.counters();
   summary.balance.error = balance_error;
+  if (record) {
+    if (absl::Status s = record->Close(); s.ok()) {
+      summary.notes.push_back(absl::StrCat("access stream recorded in ", options.record_path));
+    } else {
+      summary.notes.push_back(absl::StrCat("--record ", options.record_path, ": ", s.message()));
+    }
+  }
   summary.exit_code = ExitCodeFor(summary.outcome.end);
 
   std::vector<HostRange> ranges;

@@ -136,9 +136,16 @@ absl::Status ApplyScanPeriod(absl::string_view text, RunOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status ApplyScanPeriodMax(absl::string_view text, RunOptions& options) {
+  absl::StatusOr<absl::Duration> d = ParseTimeout(text);
+  if (!d.ok()) return d.status();
+  options.sampling.period_max = *d;
+  return absl::OkStatus();
+}
+
 absl::Status ApplySampling(const toml::table& t, absl::string_view source,
                            RunOptions& options) {
-  if (absl::Status s = CheckKeys(t, {"sampler", "window", "period", "ring_entries"},
+  if (absl::Status s = CheckKeys(t, {"sampler", "window", "period", "period_max", "ring_entries"},
                                  "[sampling]", source);
       !s.ok()) {
     return s;
@@ -157,6 +164,11 @@ absl::Status ApplySampling(const toml::table& t, absl::string_view source,
     auto v = n->value<std::string>();
     if (!v) return Bad(source, "sampling.period must be a duration string such as \"1s\"");
     if (absl::Status s = ApplyScanPeriod(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("period_max")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "sampling.period_max must be a duration string such as \"16s\"");
+    if (absl::Status s = ApplyScanPeriodMax(*v, options); !s.ok()) return Bad(source, s.message());
   }
   if (const toml::node* n = t.get("ring_entries")) {
     auto v = n->value<int64_t>();
@@ -182,6 +194,11 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat("--scan-period: ", s.message()));
     }
   }
+  if (flags.scan_period_max) {
+    if (absl::Status s = ApplyScanPeriodMax(*flags.scan_period_max, options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-period-max: ", s.message()));
+    }
+  }
   if (flags.ring_entries) options.sampling.ring_entries = *flags.ring_entries;
   if (flags.balance) {
     absl::StatusOr<BalanceMode> mode = ParseBalanceMode(*flags.balance);
@@ -192,6 +209,10 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.stats_interval);
     if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
     options.stats_interval = *d;
+  }
+  if (flags.record) {
+    if (flags.record->empty()) return absl::InvalidArgumentError("--record: empty file name");
+    options.record_path = *flags.record;
   }
   if (flags.migrate_rate) {
     absl::StatusOr<uint64_t> rate = ParseSize(*flags.migrate_rate);
@@ -382,6 +403,14 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags) {
     }
   }
   if (absl::Status s = ApplyFlags(flags, options); !s.ok()) return s;
+  SamplingOptions& sampling = options.sampling;
+  if (sampling.period_max == absl::ZeroDuration()) {
+    sampling.period_max = sampling.period * 16;
+  } else if (sampling.period_max < sampling.period) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--scan-period-max ", absl::FormatDuration(sampling.period_max),
+        " is shorter than --scan-period ", absl::FormatDuration(sampling.period)));
+  }
   return options;
 }
 

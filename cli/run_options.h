@@ -25,7 +25,10 @@ struct SamplingOptions {
   SamplerKind sampler = SamplerKind::kHint;
   bool sampler_chosen = false;  // false: hint, or dirtylog where hint cannot work
   uint64_t window_bytes = 4ull << 20;  // pages armed per scan period
-  absl::Duration period = absl::Seconds(1);
+  absl::Duration period = absl::Seconds(1);  // also the shortest adaptive period
+  // The longest period the adaptive scan period backs off to while
+  // balancing (policy/scan_period.h); zero: 16 times `period`.
+  absl::Duration period_max = absl::ZeroDuration();
   uint32_t ring_entries = 16384;  // per vCPU, with --sampler=ring
 };
 
@@ -44,6 +47,7 @@ struct RunOptions {
   SamplingOptions sampling;
   BalanceOptions balance;
   absl::Duration stats_interval = absl::ZeroDuration();  // 0: no live stats
+  std::string record_path;  // --record: the sampled access stream goes here
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -62,10 +66,12 @@ struct RunFlags {
   std::optional<std::string> sampler;
   std::optional<std::string> scan_window;
   std::optional<std::string> scan_period;
+  std::optional<std::string> scan_period_max;
   std::optional<uint32_t> ring_entries;
   std::optional<std::string> balance;
   std::optional<std::string> migrate_rate;
   std::optional<std::string> stats_interval;
+  std::optional<std::string> record;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/size.h"
+#include "cli/balance_report.h"
 
 namespace numavm {
 namespace {
@@ -106,23 +107,15 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"per_vcpu", sm.stats.per_vcpu},
                    {"cpu_seconds", Seconds(sm.cpu_time)},
                    {"idle_periods", sm.idle_periods},
+                   {"period_max_seconds", Seconds(sm.period_max)},
+                   {"final_period_seconds", Seconds(sm.final_period)},
+                   {"period_changes", sm.period_changes},
                    {"ring_overruns", sm.stats.ring_overruns},
                    {"error", sm.error}};
   const BalanceSummary& b = s.balance;
-  j["balance"] = {{"mode", b.mode},
-                  {"samples", b.counters.samples},
-                  {"attributed", b.counters.attributed},
-                  {"local", b.counters.local},
-                  {"access_locality", b.counters.attributed
-                                          ? nlohmann::json(b.counters.locality())
-                                          : nlohmann::json(nullptr)},
-                  {"pages_migrated", b.counters.pages_migrated},
-                  {"bytes_migrated", b.counters.bytes_migrated},
-                  {"migration_failures", b.counters.migration_failures},
-                  {"migrations_deferred", b.counters.migrations_deferred},
-                  {"vcpu_moves", b.counters.vcpu_moves},
-                  {"decisions", b.counters.decisions},
-                  {"error", b.error}};
+  j["balance"] = BalancerCountersToJson(b.counters);
+  j["balance"]["mode"] = b.mode;
+  j["balance"]["error"] = b.error;
   j["console_lines"] = r.console;
   j["notes"] = s.notes;
   return j;
@@ -167,6 +160,12 @@ std::string SummaryToTable(const RunSummary& s) {
         FormatSize(sm.window_bytes), absl::FormatDuration(sm.period), sm.stats.pages_armed,
         sm.stats.samples, sm.stats.reads, sm.stats.writes, sm.stats.unattributed,
         Seconds(sm.cpu_time)));
+    if (sm.period_max > sm.period) {
+      absl::StrAppend(&out, "\n           adaptive period ", absl::FormatDuration(sm.period), "-",
+                      absl::FormatDuration(sm.period_max), ": ended at ",
+                      absl::FormatDuration(sm.final_period), " after ", sm.period_changes,
+                      " changes");
+    }
     if (!sm.stats.per_vcpu.empty()) {
       absl::StrAppend(&out, "\n           per vCPU:");
       for (uint64_t n : sm.stats.per_vcpu) absl::StrAppend(&out, " ", n);
@@ -177,17 +176,7 @@ std::string SummaryToTable(const RunSummary& s) {
   const BalanceSummary& b = s.balance;
   if (sm.sampler != "off") {
     absl::StrAppend(&out, "balance:   ", b.mode);
-    if (b.counters.attributed) {
-      absl::StrAppend(&out, absl::StrFormat(": access locality %.1f%% (%u of %u attributed samples)",
-                                            100.0 * b.counters.locality(), b.counters.local,
-                                            b.counters.attributed));
-    } else {
-      absl::StrAppend(&out, ": no attributed samples (locality unknown)");
-    }
-    absl::StrAppend(&out, absl::StrFormat(", %u pages migrated (%s), %u failed, %u vCPU moves",
-                                          b.counters.pages_migrated,
-                                          FormatSize(b.counters.bytes_migrated),
-                                          b.counters.migration_failures, b.counters.vcpu_moves));
+    absl::StrAppend(&out, ": ", BalancerCountersText(b.counters));
     if (!b.error.empty()) absl::StrAppend(&out, "\n           stopped early: ", b.error);
     absl::StrAppend(&out, "\n");
   }

@@ -23,6 +23,9 @@ struct SamplingSummary {
   SamplerStats stats;
   absl::Duration cpu_time;  // of the sampling thread
   uint64_t idle_periods = 0;  // periods skipped because the VM was idle
+  absl::Duration final_period;  // where the adaptive period ended
+  absl::Duration period_max;
+  uint64_t period_changes = 0;
   std::string error;        // why sampling stopped early, if it did
 };
 

@@ -1,6 +1,8 @@
 #include "cli/sampling_setup.h"
 
 #include "absl/strings/str_cat.h"
+#include "balancer/policy/scan_gate.h"
+#include "base/size.h"
 #include "balancer/sampling/dirty_log_sampler.h"
 #include "balancer/sampling/dirty_ring_sampler.h"
 #include "balancer/sampling/hint_fault_sampler.h"
@@ -25,6 +27,12 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
     s.sampler = SamplerKind::kDirtyLog;
     note = absl::StrCat("sampler: hinting faults need memfd or hugetlb backing; --backing=",
                         BackingName(options.vm.backing), " uses dirtylog (writes only)");
+  }
+  if (!s.sampler_chosen && s.sampler != SamplerKind::kOff && options.record_path.empty() &&
+      !WorthScanning(options.vm.memory_bytes)) {
+    s.sampler = SamplerKind::kOff;
+    note = absl::StrCat("sampler: off for a VM under ", FormatSize(ScanGateConfig{}.min_guest_bytes),
+                        " (nothing worth balancing); --sampler turns it on");
   }
   if (s.sampler == SamplerKind::kRing) options.vm.dirty_ring_entries = s.ring_entries;
   return note;

@@ -11,12 +11,17 @@ absl::string_view PageReasonName(PageReason reason) {
     case PageReason::kLocal: return "local";
     case PageReason::kDestinationFull: return "destination-full";
     case PageReason::kUnattributed: return "unattributed";
+    case PageReason::kGroupPull: return "group-pull";
   }
   return "?";
 }
 
 PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
-                         bool destination_has_room, const PagePolicyConfig& config) {
+                         bool destination_has_room, const PagePolicyConfig& config,
+                         const PageGroupContext& group) {
+  const bool pull = group.shared_within_group && !group.on_group_nodes && destination_has_room &&
+                    !(state.flags & PageState::kCrossGroup);
+  auto pulled = [&] { return PageVerdict{PageReason::kGroupPull, accessing_node}; };
   if (accessing_node < 0 || accessing_node >= PageState::kNoNode) {
     return {PageReason::kUnattributed};
   }
@@ -28,14 +33,22 @@ PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
       // Consecutive samples from different nodes: noise, or a shared page.
       // Hold it for a while either way.
       state.shared_hold = config.shared_hold;
+      state.flags |= PageState::kEverShared;
+      if (pull) return pulled();
       return {PageReason::kNodeChanged};
     }
     if (state.shared_hold > 0) {
       --state.shared_hold;
+      if (pull) return pulled();
       return {PageReason::kShared};
     }
     if (page_node == accessing_node) return {PageReason::kLocal};
     if (previous == PageState::kNoNode) return {PageReason::kFirstSample};
+    if (state.shared_by_vcpus() || ((state.flags & PageState::kEverShared) &&
+                                    group.group_spans_nodes && group.on_group_nodes)) {
+      if (pull) return pulled();
+      return {PageReason::kShared};
+    }
   } else if (page_node == accessing_node) {
     return {PageReason::kLocal};
   }

@@ -10,6 +10,14 @@
 //    `shared_hold` samples and never moved meanwhile.
 // Both rest on comparing a sample with the previous one; turning the filter
 // off (for experiments only) turns both off.
+// Shared pages and vCPU groups (policy/vcpu_groups.h): a page that keeps
+// changing vCPUs (PageState::shared_by_vcpus) is shared even when its
+// samples come from one node; it moves only when its vCPUs are one group and
+// the page is on none of the group's nodes: then to the accessing vCPU's node
+// (kGroupPull), where it stays. A page two groups share
+// (PageState::kCrossGroup) is pulled by neither. Until the group is known it stays put - no
+// move now that the group's placement would undo (the kernel's numa_group
+// rules, simplified).
 #ifndef NUMAVM_BALANCER_POLICY_PAGE_POLICY_H_
 #define NUMAVM_BALANCER_POLICY_PAGE_POLICY_H_
 
@@ -28,25 +36,35 @@ enum class PageReason : uint8_t {
   kLocal,            // already on the accessing node
   kDestinationFull,  // the accessing node has no room
   kUnattributed,     // no vCPU (hence no node) for the sample
+  kGroupPull,        // shared within a vCPU group, but off the group's nodes
 };
 
 absl::string_view PageReasonName(PageReason reason);
 
 struct PageVerdict {
   PageReason reason = PageReason::kFirstSample;
-  int to_node = -1;  // node index, when reason == kMigrate
-  bool migrate() const { return reason == PageReason::kMigrate; }
+  int to_node = -1;  // node index, when reason is kMigrate or kGroupPull
+  bool migrate() const { return to_node >= 0; }
 };
 
 struct PagePolicyConfig {
   bool two_stage_filter = true;
-  uint8_t shared_hold = 4;
+  uint8_t shared_hold = 1;
 };
 
 // `accessing_node`: node index of the sampled vCPU (-1 if unknown);
 // `page_node`: node index the page is on now.
+// Where the page is relative to the accessing vCPU's group (all false for a
+// vCPU on its own).
+struct PageGroupContext {
+  bool shared_within_group = false;  // the previous sample came from the same group
+  bool on_group_nodes = false;       // the page is on a node the group runs on
+  bool group_spans_nodes = false;    // the group runs on more than one node
+};
+
 PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
-                         bool destination_has_room, const PagePolicyConfig& config);
+                         bool destination_has_room, const PagePolicyConfig& config,
+                         const PageGroupContext& group = {});
 
 }  // namespace numavm
 

@@ -29,7 +29,7 @@ void SamplingLoop::CollectOnce() {
   bool idle = false;
   if (vcpu_busy_) {
     absl::Duration busy = vcpu_busy_();
-    idle = !ShouldScan(busy - last_busy_, period_);
+    idle = !ShouldScan(busy - last_busy_, period());
     last_busy_ = busy;
   }
   if (idle) {
@@ -75,6 +75,16 @@ void SamplingLoop::Stop() {
     sampler_.Stop();
     sampler_stopped_ = true;
   }
+}
+
+void SamplingLoop::set_period(absl::Duration period) {
+  absl::MutexLock lock(&mu_);
+  period_ = period;
+}
+
+absl::Duration SamplingLoop::period() const {
+  absl::MutexLock lock(&mu_);
+  return period_;
 }
 
 absl::Status SamplingLoop::status() const {

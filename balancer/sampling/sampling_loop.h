@@ -25,9 +25,9 @@ class SamplingLoop final {
   SamplingLoop(AccessSampler& sampler, absl::Duration period, Consumer consumer,
                VcpuBusy vcpu_busy = nullptr)
       : sampler_(sampler),
-        period_(period),
         consumer_(std::move(consumer)),
-        vcpu_busy_(std::move(vcpu_busy)) {}
+        vcpu_busy_(std::move(vcpu_busy)),
+        period_(period) {}
   ~SamplingLoop() { Stop(); }
 
   absl::Status Start();
@@ -40,13 +40,15 @@ class SamplingLoop final {
   absl::Duration cpu_time() const;
   // Periods in which the VM was idle and nothing was armed.
   uint64_t idle_periods() const;
+  // From the next period on (the consumer may call it: adaptive period).
+  void set_period(absl::Duration period);
+  absl::Duration period() const;
 
  private:
   void Loop();
   void CollectOnce();
 
   AccessSampler& sampler_;
-  const absl::Duration period_;
   const Consumer consumer_;
   const VcpuBusy vcpu_busy_;
   absl::Duration last_busy_;  // sampling thread only
@@ -58,6 +60,7 @@ class SamplingLoop final {
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   absl::Duration cpu_time_ ABSL_GUARDED_BY(mu_);
   uint64_t idle_periods_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration period_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace numavm

@@ -59,7 +59,7 @@ void HintRoundTrip() {
   for (int round = 0; round < 4; ++round) {
     for (uint64_t off = 0; off < kBytes; off += 4096) {
       auto t0 = std::chrono::steady_clock::now();
-      sink += mem[off];
+      sink = sink + mem[off];
       micros.push_back(
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
               .count());

@@ -75,8 +75,8 @@ TEST(PagePolicy, APhaseChangeIsFollowedAfterTheHold) {
     }
   }
   EXPECT_EQ(page, 1);
-  // 50 is the first node-1 sample: node-changed, 4 held, then migrate.
-  EXPECT_EQ(moved_at, 55);
+  // 50 is the first node-1 sample: node-changed, 1 held, then migrate.
+  EXPECT_EQ(moved_at, 52);
 }
 
 TEST(PagePolicy, AFullNodeIsNeverChosen) {
@@ -91,9 +91,10 @@ TEST(PagePolicy, UnattributedSamplesDecideNothing) {
   EXPECT_EQ(state.last_node, PageState::kNoNode);
 }
 
-TEST(PageStateTable, TwoBytesPerPage) {
+// The budget: at most 4 bytes of balancer state per 4 KiB guest page.
+TEST(PageStateTable, FourBytesPerPage) {
   PageStateTable table(1 << 20);  // 4 GiB of guest memory
-  EXPECT_EQ(table.memory_bytes(), 2u << 20);
+  EXPECT_EQ(table.memory_bytes(), 4u << 20);
 }
 
 }  // namespace

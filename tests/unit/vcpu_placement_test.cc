@@ -1,4 +1,5 @@
 #include "balancer/policy/vcpu_placement.h"
+#include "balancer/policy/vcpu_groups.h"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,67 @@ TEST(PlaceGroups, EightNodesKeepGroupsOnOneSocket) {
     ASSERT_EQ(nodes.size(), 2u);
     EXPECT_EQ(t.distance[nodes[0]][nodes[1]], 12);
   }
+}
+
+}  // namespace
+}  // namespace numavm
+
+namespace numavm {
+namespace {
+
+GroupingInput FourVcpus() {
+  GroupingInput in;
+  in.shared.assign(4, std::vector<double>(4, 0.0));
+  in.samples.assign(4, 1000.0);
+  return in;
+}
+
+std::vector<int> Group(const GroupingInput& in) {
+  std::vector<std::vector<bool>> linked;
+  return GroupVcpus(in, {}, linked);
+}
+
+TEST(VcpuGroups, VcpusThatFollowEachOtherOnPagesAreGrouped) {
+  GroupingInput in = FourVcpus();
+  in.shared[0][1] = in.shared[1][0] = 400;  // numa01: two pairs
+  in.shared[2][3] = in.shared[3][2] = 400;
+  in.shared[1][2] = in.shared[2][1] = 10;   // the guest's bookkeeping pages: noise
+  EXPECT_EQ(Group(in), (std::vector<int>{0, 0, 2, 2}));
+}
+
+TEST(VcpuGroups, PrivateVcpusStayAlone) {
+  GroupingInput in = FourVcpus();
+  in.shared[0][3] = in.shared[3][0] = 30;  // 3% of their samples
+  EXPECT_EQ(Group(in), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(VcpuGroups, TooFewSamplesLinkNobody) {
+  GroupingInput in = FourVcpus();
+  in.samples = {10, 10, 10, 10};
+  in.shared[0][1] = in.shared[1][0] = 10;  // all of them, but only ten
+  EXPECT_EQ(Group(in), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(VcpuGroups, LinksHaveHysteresis) {
+  GroupingInput in = FourVcpus();
+  std::vector<std::vector<bool>> linked;
+  in.shared[0][1] = in.shared[1][0] = 200;
+  EXPECT_EQ(GroupVcpus(in, {}, linked), (std::vector<int>{0, 0, 2, 3}));
+  // A quieter period does not split the group...
+  in.shared[0][1] = in.shared[1][0] = 30;
+  EXPECT_EQ(GroupVcpus(in, {}, linked), (std::vector<int>{0, 0, 2, 3}));
+  // ... nor would the same evidence have formed it.
+  std::vector<std::vector<bool>> fresh;
+  EXPECT_EQ(GroupVcpus(in, {}, fresh), (std::vector<int>{0, 1, 2, 3}));
+  // Hardly any sharing left: it splits.
+  in.shared[0][1] = in.shared[1][0] = 5;
+  EXPECT_EQ(GroupVcpus(in, {}, linked), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(VcpuGroups, GuestCellsAreGroupsFromTheStart) {
+  GroupingInput in = FourVcpus();
+  in.cells = {{0, 2}, {1, 3}};
+  EXPECT_EQ(Group(in), (std::vector<int>{0, 1, 0, 1}));
 }
 
 }  // namespace

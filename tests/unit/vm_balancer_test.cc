@@ -51,6 +51,13 @@ AccessBatch Numa02Batch() {
   return batch;
 }
 
+// These tests count moves period by period: no warm-up.
+BalancerConfig Now() {
+  BalancerConfig c;
+  c.warmup = absl::ZeroDuration();
+  return c;
+}
+
 class VmBalancerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -66,7 +73,7 @@ class VmBalancerTest : public ::testing::Test {
 };
 
 TEST_F(VmBalancerTest, Numa02ConvergesToTheOraclePlacement) {
-  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
   for (int period = 0; period < 3; ++period) {
     ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
   }
@@ -85,7 +92,7 @@ TEST_F(VmBalancerTest, Numa02ConvergesToTheOraclePlacement) {
 }
 
 TEST_F(VmBalancerTest, SharedPagesStayPut) {
-  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
   for (int period = 0; period < 50; ++period) {
     AccessBatch batch;
     for (uint64_t p = 200; p < 210; ++p) batch.push_back({p, period % 2, AccessKind::kWrite, {}});
@@ -97,7 +104,7 @@ TEST_F(VmBalancerTest, SharedPagesStayPut) {
 
 TEST_F(VmBalancerTest, AdviseDecidesButNeverMoves) {
   int advised = 0;
-  VmBalancer balancer(BalanceMode::kAdvise, topology_, 2, 1024, view_, {},
+  VmBalancer balancer(BalanceMode::kAdvise, topology_, 2, 1024, view_, Now(),
                       [&](uint64_t, int from, int to, PageReason reason) {
                         EXPECT_EQ(from, 0);
                         EXPECT_EQ(to, 1);
@@ -116,7 +123,7 @@ TEST_F(VmBalancerTest, OneNodeMigratesNothingAndIsFullyLocal) {
   topology_.nodes.resize(1);
   topology_.nodes[0].cpus = {0, 1};
   topology_.distance = {{10}};
-  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
   for (int period = 0; period < 3; ++period) {
     ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
   }
@@ -131,7 +138,7 @@ TEST_F(VmBalancerTest, AVcpuFollowsItsMemory) {
   topology_.nodes[1].cpus = {1, 2};
   for (uint64_t g = 100; g < 200; ++g) view_.page_node[g] = 1;
   view_.vcpu_node = {0, 0};  // vCPU 1 runs on node 0, its memory is on node 1
-  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
   for (int period = 0; period < 3; ++period) {
     ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
   }
@@ -141,9 +148,35 @@ TEST_F(VmBalancerTest, AVcpuFollowsItsMemory) {
   EXPECT_EQ(balancer.counters().vcpu_moves, 1u);
 }
 
+// vCPUs of one guest cell are a group: they are placed together (where the
+// memory is), not spread as private vCPUs would be.
+TEST_F(VmBalancerTest, AGuestCellsVcpusArePlacedTogether) {
+  topology_.nodes[0].cpus = {0, 1};
+  topology_.nodes[1].cpus = {2, 3};
+  BalancerConfig config = Now();
+  config.cells = {{0, 1}};
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, config);
+  for (int period = 0; period < 3; ++period) {
+    ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
+  }
+  EXPECT_EQ(view_.vcpu_node, (std::vector<int>{0, 0}));
+  EXPECT_EQ(view_.moves, 0u);
+  EXPECT_EQ(balancer.counters().groups, 1);
+  // 50% in the first period (vCPU 1 ran on node 1), then all local.
+  EXPECT_DOUBLE_EQ(balancer.counters().window_locality(), 500.0 / 600);
+}
+
+TEST_F(VmBalancerTest, StateStaysWithinFourBytesPerPage) {
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1 << 20, view_);  // 4 GiB
+  ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::ZeroDuration()).ok());
+  const uint64_t bytes = balancer.counters().state_bytes;
+  EXPECT_GE(bytes, 4u << 20);
+  EXPECT_LE(bytes, (4u << 20) + 4096) << "per-vCPU state is small";
+}
+
 TEST_F(VmBalancerTest, AViewErrorIsReturnedNotThrown) {
   view_.fail = true;
-  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
   EXPECT_FALSE(balancer.OnBatch(Numa02Batch(), absl::ZeroDuration()).ok());
 }
 

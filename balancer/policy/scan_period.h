@@ -1,0 +1,65 @@
+// The adaptive scan period, as the kernel's task_numa_work adapts
+// numa_scan_period: aim for about 70% local accesses; when a period was at
+// least that local and moved nothing, scan half as often (down to `max`);
+// when it was less local, twice as often (up to `min`); right after a vCPU
+// changed node (its memory will follow), at `min` again. Pure: the outcome
+// of each period is the input.
+#ifndef NUMAVM_BALANCER_POLICY_SCAN_PERIOD_H_
+#define NUMAVM_BALANCER_POLICY_SCAN_PERIOD_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace numavm {
+
+struct ScanPeriodConfig {
+  absl::Duration min = absl::Seconds(1);
+  absl::Duration max = absl::Seconds(16);
+  double target_locality = 0.7;
+};
+
+struct PeriodOutcome {
+  uint64_t attributed = 0;  // samples with a vCPU and a resident page
+  uint64_t local = 0;
+  uint64_t pages_migrated = 0;
+  uint64_t vcpu_moves = 0;
+};
+
+class ScanPeriodController {
+ public:
+  explicit ScanPeriodController(ScanPeriodConfig config)
+      : config_(config), period_(config.min) {}
+
+  absl::Duration period() const { return period_; }
+  const ScanPeriodConfig& config() const { return config_; }
+  uint64_t changes() const { return changes_; }
+
+  // The period to use next.
+  absl::Duration Next(const PeriodOutcome& o) {
+    absl::Duration next = period_;
+    if (o.vcpu_moves > 0) {
+      next = config_.min;
+    } else if (o.attributed == 0 ||
+               (static_cast<double>(o.local) >= config_.target_locality * o.attributed &&
+                o.pages_migrated == 0)) {
+      // Nothing to see, or settled: back off.
+      next = std::min(config_.max, period_ * 2);
+    } else if (static_cast<double>(o.local) < config_.target_locality * o.attributed) {
+      next = std::max(config_.min, period_ / 2);
+    }
+    if (next != period_) ++changes_;
+    period_ = next;
+    return period_;
+  }
+
+ private:
+  const ScanPeriodConfig config_;
+  absl::Duration period_;
+  uint64_t changes_ = 0;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_POLICY_SCAN_PERIOD_H_

@@ -1,0 +1,52 @@
+#include "cli/balance_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/size.h"
+
+namespace numavm {
+
+nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
+  auto ratio = [](uint64_t attributed, double value) {
+    return attributed ? nlohmann::json(value) : nlohmann::json(nullptr);
+  };
+  return {{"samples", c.samples},
+          {"attributed", c.attributed},
+          {"local", c.local},
+          {"access_locality", ratio(c.attributed, c.locality())},
+          {"window_periods", kLocalityWindow},
+          {"window_access_locality", ratio(c.window_attributed, c.window_locality())},
+          {"periods", c.periods},
+          {"pages_migrated", c.pages_migrated},
+          {"bytes_migrated", c.bytes_migrated},
+          {"migration_failures", c.migration_failures},
+          {"migrations_deferred", c.migrations_deferred},
+          {"vcpu_moves", c.vcpu_moves},
+          {"vcpu_groups", c.groups},
+          {"cpu_seconds", absl::ToDoubleSeconds(c.cpu_time)},
+          {"state_bytes", c.state_bytes},
+          {"decisions", c.decisions}};
+}
+
+std::string BalancerCountersText(const BalancerCounters& c) {
+  std::string out;
+  if (c.attributed) {
+    absl::StrAppend(&out, absl::StrFormat("access locality %.1f%% (%u of %u attributed samples",
+                                          100.0 * c.locality(), c.local, c.attributed));
+    if (c.window_attributed) {
+      absl::StrAppend(&out, absl::StrFormat("; last %d periods %.1f%%", kLocalityWindow,
+                                            100.0 * c.window_locality()));
+    }
+    absl::StrAppend(&out, ")");
+  } else {
+    absl::StrAppend(&out, "no attributed samples (locality unknown)");
+  }
+  absl::StrAppend(&out, absl::StrFormat(
+      ", %u pages migrated (%s), %u failed, %u deferred, %u vCPU moves, %d vCPU groups, "
+      "balancer CPU %.3f s",
+      c.pages_migrated, FormatSize(c.bytes_migrated), c.migration_failures,
+      c.migrations_deferred, c.vcpu_moves, c.groups, absl::ToDoubleSeconds(c.cpu_time)));
+  return out;
+}
+
+}  // namespace numavm

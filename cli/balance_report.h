@@ -1,0 +1,21 @@
+// How the balancer's counters are shown, in `numavm run` and `numavm replay`
+// alike.
+#ifndef NUMAVM_CLI_BALANCE_REPORT_H_
+#define NUMAVM_CLI_BALANCE_REPORT_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "balancer/vm_balancer.h"
+
+namespace numavm {
+
+nlohmann::json BalancerCountersToJson(const BalancerCounters& c);
+// "access locality 93.0% (last 10 periods 99.1%), 120 pages migrated (480K),
+// 0 failed, 1 vCPU moves, 2 groups, balancer CPU 0.004 s"
+std::string BalancerCountersText(const BalancerCounters& c);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_BALANCE_REPORT_H_
