@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
 #include "cli/payload_path.h"
+#include "cli/libvirt_commands.h"
 #include "cli/replay_command.h"
 #include "cli/run_command.h"
 
@@ -14,8 +15,9 @@ namespace {
 
 constexpr const char* kDescription =
     "numavm - a NUMA balancer for virtual machines.\n"
-    "Runs guest workloads on its own KVM-based VMM and reports where their\n"
-    "vCPUs ran and where their memory lives.";
+    "Runs guest workloads on its own KVM-based VMM and balances them (run,\n"
+    "replay), balances running libvirt domains from outside (attach, detach,\n"
+    "daemon), and reports every VM's locality (report).";
 
 void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
   CLI::App* run = app.add_subcommand(
@@ -122,6 +124,90 @@ void AddReplayCommand(CLI::App& app, numavm::ReplayFlags& flags) {
                      "page migration limit per second in the model (default 256M)");
 }
 
+void AddAttachCommands(CLI::App& app, numavm::AttachFlags& attach, numavm::DetachFlags& detach) {
+  CLI::App* a = app.add_subcommand(
+      "attach",
+      "Balance running libvirt domains from outside until Ctrl-C, SIGTERM or 'numavm "
+      "detach': give each a home node (where its memory is and its vCPUs fit, as ESXi "
+      "does), pin its vCPUs to the home node's CPUs (virDomainPinVcpu) and migrate its "
+      "RAM there (move_pages on the QEMU process) under a rate limit. Detaching restores "
+      "the vCPU pinning found at attach; migrated memory stays.");
+  a->footer(std::string(
+      "\nThe QEMU process and its guest RAM mapping are found through QMP "
+      "(query-cpus-fast, query-memdev) and /proc; memfd and anonymous RAM both work. "
+      "A domain that shuts down is dropped with a message; the others go on.\n"
+      "Examples:\n  numavm attach web1 web2 --mode advise\n"
+      "  numavm attach --all --connect qemu:///system --interval 10s\n\n") +
+      numavm::kExitCodeHelp);
+  a->add_option("domains", attach.domains, "libvirt domain names");
+  a->add_flag("--all", attach.all, "every running domain");
+  a->add_option("--connect", attach.connect,
+                "libvirt URI (default: libvirt's default, qemu:///system for root)");
+  a->add_option("--mode", attach.mode,
+                "enforce (default: pin vCPUs and move memory) or advise (report what "
+                "would be done, change nothing)");
+  a->add_option("--interval", attach.interval, "time between balancing rounds (default 5s)");
+  a->add_option("--migrate-rate", attach.migrate_rate,
+                "page migration limit per second for all attached domains together (default 64M)");
+  a->add_option("--duration", attach.duration,
+                "detach by itself after this long, e.g. 10m (default: run until stopped)");
+  a->add_option("--report", attach.report, "final report format: table (default) or json");
+
+  CLI::App* d = app.add_subcommand(
+      "detach", "Tell the numavm process balancing a libvirt domain to let it go; its "
+                "vCPU pinning is restored.");
+  d->footer("\nExample: numavm detach web1\n");
+  d->add_option("domains", detach.domains, "libvirt domain names");
+  d->add_flag("--all", detach.all, "every domain any numavm process has attached");
+}
+
+void AddDaemonCommand(CLI::App& app, numavm::DaemonFlags& flags) {
+  CLI::App* d = app.add_subcommand(
+      "daemon",
+      "Balance every running libvirt domain (or the configured ones) continuously, as "
+      "'numavm attach --all' does, picking up domains as they start; serve Prometheus "
+      "metrics over HTTP and a control socket for 'numavm report'. SIGHUP reloads the "
+      "config; SIGTERM restores every domain's vCPU pinning and exits.");
+  d->footer(std::string(
+      "\nConfig (TOML, see configs/numavm-daemon.toml): [daemon] connect, mode, interval, "
+      "migrate_rate, domains; [metrics] address (default 127.0.0.1), port (default 9464, 0: "
+      "off). Flags override it. A systemd unit is in configs/numavm.service.\n"
+      "Example: numavm daemon --config /etc/numavm/daemon.toml\n"
+      "         curl -s http://127.0.0.1:9464/metrics\n\n") +
+      numavm::kExitCodeHelp);
+  d->add_option("-c,--config", flags.config_path, "TOML config file")->check(CLI::ExistingFile);
+  d->add_option("--connect", flags.connect, "libvirt URI");
+  d->add_option("--mode", flags.mode, "enforce (default) or advise");
+  d->add_option("--interval", flags.interval, "time between balancing rounds (default 5s)");
+  d->add_option("--migrate-rate", flags.migrate_rate, "page migration limit per second (default 64M)");
+  d->add_option("--domain", flags.domains, "balance only this domain (repeat); default: all")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  d->add_option("--metrics-address", flags.metrics_address,
+                "address for /metrics (default 127.0.0.1: loopback only)");
+  d->add_option("--metrics-port", flags.metrics_port, "port for /metrics (default 9464; 0: none)");
+  d->add_option("--duration", flags.duration, "stop after this long (default: run until stopped)");
+}
+
+void AddReportCommand(CLI::App& app, numavm::ReportFlags& flags) {
+  CLI::App* r = app.add_subcommand(
+      "report",
+      "Locality of every VM on this host: bundled 'numavm run' VMs, domains balanced by "
+      "'numavm attach' or 'numavm daemon' (through their control sockets) and every other "
+      "running libvirt domain (measured, not touched): memory and vCPUs per node, placement "
+      "locality, sampled access locality, pages and bytes migrated, vCPU moves, balancer "
+      "CPU time.");
+  r->footer(
+      "\nPlacement locality is the share of accesses that would be local if every vCPU used "
+      "all of the VM's memory alike. Control sockets live in $NUMAVM_RUNTIME_DIR (default "
+      "/run/numavm for root).\nExamples:\n  numavm report\n  numavm report --json\n"
+      "  numavm report --watch 2\n");
+  r->add_flag("--json", flags.json, "JSON instead of a table");
+  r->add_option("--watch", flags.watch_seconds, "print again every SECONDS until Ctrl-C");
+  r->add_option("--connect", flags.connect, "libvirt URI (default: libvirt's default)");
+  r->add_flag("--no-libvirt", flags.no_libvirt, "only numavm processes, do not ask libvirt");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +219,13 @@ int main(int argc, char** argv) {
   AddRunCommand(app, run_flags);
   numavm::ReplayFlags replay_flags;
   AddReplayCommand(app, replay_flags);
+  numavm::AttachFlags attach_flags;
+  numavm::DetachFlags detach_flags;
+  AddAttachCommands(app, attach_flags, detach_flags);
+  numavm::DaemonFlags daemon_flags;
+  AddDaemonCommand(app, daemon_flags);
+  numavm::ReportFlags report_flags;
+  AddReportCommand(app, report_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -148,5 +241,9 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("run")) return numavm::RunCommand(run_flags);
   if (app.got_subcommand("replay")) return numavm::ReplayCommand(replay_flags);
+  if (app.got_subcommand("attach")) return numavm::AttachCommand(attach_flags);
+  if (app.got_subcommand("detach")) return numavm::DetachCommand(detach_flags);
+  if (app.got_subcommand("daemon")) return numavm::DaemonCommand(daemon_flags);
+  if (app.got_subcommand("report")) return numavm::ReportCommand(report_flags);
   return numavm::kExitBadInput;
 }

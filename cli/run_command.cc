@@ -1,6 +1,7 @@
 #include "cli/run_command.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "cli/live_stats.h"
 #include "cli/payload_path.h"
 #include "cli/placement_observer.h"
+#include "cli/run_registration.h"
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
 #include "balancer/host_placement_view.h"
@@ -71,6 +73,14 @@ class SignalWatcher final {
 }  // namespace
 
 int RunCommand(const RunFlags& flags) {
+  // SIGINT and SIGTERM are taken by SignalWatcher's sigtimedwait; every
+  // thread (sampling, control socket, vCPUs) must block them from the
+  // start, or the default action would end the process from one of them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   absl::StatusOr<RunOptions> resolved = ResolveRunOptions(flags);
   if (!resolved.ok()) return Fail(resolved.status(), kExitBadInput);
   RunOptions& options = *resolved;
@@ -209,6 +219,12 @@ int RunCommand(const RunFlags& flags) {
                    std::string(s.message()).c_str());
     }
   }
+  // Visible to `numavm report` while it runs.
+  std::unique_ptr<ControlServer> registration = RegisterRunVm(
+      {absl::StrCat(options.payload.find('/') == std::string::npos ? options.payload : "custom", "-",
+                    getpid()),
+       std::string(BalanceModeName(options.balance.mode)), &*topology, vm->get(), &view, &balancer,
+       BackingAlignment(options.vm.backing)});
   {
     SignalWatcher watcher(**vm);
     std::unique_ptr<LiveStats> live;
@@ -236,6 +252,7 @@ int RunCommand(const RunFlags& flags) {
     }
     summary.outcome = (*vm)->Run();
   }
+  registration.reset();
   if (sampling) {
     sampling->Stop();
     summary.sampling.stats = (*sampler)->stats();

@@ -24,13 +24,7 @@ absl::Status Bad(absl::string_view source, absl::string_view what) {
 // Rejects keys outside `allowed`, so a typo is an error, not a silent default.
 absl::Status CheckKeys(const toml::table& table, const std::set<std::string>& allowed,
                        absl::string_view where, absl::string_view source) {
-  for (const auto& [key, value] : table) {
-    if (!allowed.count(std::string(key.str()))) {
-      return Bad(source, absl::StrCat("unknown key '", std::string(key.str()), "' in ", where,
-                                      " (allowed: ", absl::StrJoin(allowed, ", "), ")"));
-    }
-  }
-  return absl::OkStatus();
+  return CheckTomlKeys(table, allowed, where, source);
 }
 
 absl::StatusOr<std::string> SizeString(const toml::node& node,

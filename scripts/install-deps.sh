@@ -8,6 +8,11 @@ packages=(
   libnuma-dev numactl     # move_pages/mbind; numactl for inspection
   libabsl-dev             # Status, strings, synchronization, time
   libvirt-dev             # libvirt C API (attach/daemon)
+  libcpp-httplib-dev      # the daemon's /metrics endpoint
+  # A real libvirt daemon and QEMU for the integration tests (label
+  # integration) and the NUMA lab.
+  # (-system creates the libvirt-qemu user QEMU runs as.)
+  libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
   libtomlplusplus-dev     # TOML config files
   nlohmann-json3-dev      # JSON reports
   libcli11-dev            # command line with subcommands and --help

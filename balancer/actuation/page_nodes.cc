@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -67,6 +68,23 @@ absl::Status MapResidentPages(const HostRange& range, uint64_t page_bytes) {
     (void)*page;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> QueryNodesOf(pid_t pid, const std::vector<void*>& pages) {
+  std::vector<int> status(pages.size(), 0);
+  constexpr size_t kBatch = 16384;
+  for (size_t at = 0; at < pages.size(); at += kBatch) {
+    const size_t n = std::min(kBatch, pages.size() - at);
+    // move_pages takes a non-const array of addresses.
+    std::vector<void*> batch(pages.begin() + at, pages.begin() + at + n);
+    if (move_pages(pid, n, batch.data(), nullptr, status.data() + at, 0) < 0) {
+      const int e = errno;
+      const std::string text =
+          absl::StrCat("move_pages query of process ", pid, ": ", std::strerror(e));
+      return e == ESRCH ? absl::NotFoundError(text) : absl::InternalError(text);
+    }
+  }
+  return status;
 }
 
 }  // namespace numavm

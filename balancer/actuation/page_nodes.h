@@ -29,6 +29,10 @@ absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
                                          std::span<const HostRange> ranges,
                                          uint64_t stride = 4096);
 
+// Node id of each page address in process `pid` (0: this one), or a
+// negative errno (-ENOENT: not present), in batches.
+absl::StatusOr<std::vector<int>> QueryNodesOf(pid_t pid, const std::vector<void*>& pages);
+
 // Maps back the pages of shared file memory (memfd, hugetlbfs) that are in
 // the page cache but not mapped, e.g. because the hinting-fault scanner zapped
 // them, so that a move_pages query sees where they live. Never allocates:

@@ -4,6 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include "tests/support/numavm_process.h"
 
 namespace numavm {
@@ -112,6 +117,43 @@ TEST(LiveStatsTest, StatsIntervalPrintsWhileTheVmRuns) {
   }
   EXPECT_GE(lines, 5) << r.err;
   EXPECT_NE(r.err.find("samples, locality"), std::string::npos) << r.err;
+}
+
+// A bundled VM is visible to `numavm report` while it runs, with its size,
+// vCPUs, memory per node and sampled access locality.
+TEST(RunRegistrationTest, NumavmReportShowsARunningVm) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  char pattern[] = "/tmp/numavm-run-XXXXXX";
+  const std::string runtime = mkdtemp(pattern);
+  setenv("NUMAVM_RUNTIME_DIR", runtime.c_str(), 1);
+  testing::BackgroundNumavm vm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "64M",
+                                "--quiet-console", "--balance", "on", "--scan-window", "64M",
+                                "--scan-period", "200ms", "--", "seconds=6"});
+  nlohmann::json found;
+  for (int i = 0; i < 100 && found.is_null(); ++i) {
+    testing::ProcessResult r = testing::RunNumavm({"report", "--json", "--no-libvirt"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    for (const auto& v : j["vms"]) {
+      if (v["kind"] == "numavm-run" && v["pid"] == vm.pid() && !v["access_locality"].is_null()) {
+        found = v;
+      }
+    }
+    if (found.is_null()) usleep(100000);
+  }
+  ASSERT_FALSE(found.is_null()) << vm.err();
+  EXPECT_EQ(found["vcpus"], 2);
+  EXPECT_EQ(found["memory_bytes"], 64u << 20);
+  EXPECT_EQ(found["manager"], "numavm run");
+  EXPECT_EQ(found["mode"], "on");
+  EXPECT_GT(found["memory_per_node"]["0"].get<uint64_t>(), 0u);
+  EXPECT_DOUBLE_EQ(found["access_locality"].get<double>(), 1.0) << "one node: all local";
+  testing::ProcessResult done = vm.Wait(120);
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  testing::ProcessResult after = testing::RunNumavm({"report", "--json", "--no-libvirt"});
+  EXPECT_EQ(nlohmann::json::parse(after.out)["vms"].size(), 0u) << "gone with its process";
+  unsetenv("NUMAVM_RUNTIME_DIR");
+  std::filesystem::remove_all(runtime);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,9 +32,11 @@ std::string ReadAll(const std::string& path) {
 
 }  // namespace
 
-ProcessResult RunNumavm(const std::vector<std::string>& args) {
-  std::string dir = MakeTempDir("numavm-test");
-  std::string out_path = dir + "/out", err_path = dir + "/err";
+namespace {
+
+// Starts `numavm args...` with stdout and stderr to files in `dir`.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& dir) {
+  const std::string out_path = dir + "/out", err_path = dir + "/err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
@@ -46,17 +49,74 @@ ProcessResult RunNumavm(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (std::string& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
-  ProcessResult result;
   pid_t pid = 0;
-  if (posix_spawn(&pid, NUMAVM_BINARY, &actions, nullptr, argv.data(), environ) == 0) {
+  if (posix_spawn(&pid, NUMAVM_BINARY, &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+}  // namespace
+
+BackgroundNumavm::BackgroundNumavm(const std::vector<std::string>& args)
+    : dir_(MakeTempDir("numavm-bg")) {
+  pid_ = Spawn(args, dir_);
+}
+
+BackgroundNumavm::~BackgroundNumavm() {
+  if (pid_ > 0 && !done_) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::filesystem::remove_all(dir_);
+}
+
+void BackgroundNumavm::Signal(int sig) {
+  if (pid_ > 0 && !done_) kill(pid_, sig);
+}
+
+std::string BackgroundNumavm::err() const { return ReadAll(dir_ + "/err"); }
+
+ProcessResult BackgroundNumavm::Wait(int timeout_seconds) {
+  ProcessResult result;
+  if (pid_ <= 0) return result;
+  int status = 0;
+  for (int i = 0; i < timeout_seconds * 20 && !done_; ++i) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      done_ = true;
+      break;
+    }
+    usleep(50000);
+  }
+  if (!done_) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    done_ = true;
+    result.timed_out = true;
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  result.out = ReadAll(dir_ + "/out");
+  result.err = ReadAll(dir_ + "/err");
+  return result;
+}
+
+bool BackgroundNumavm::running() {
+  if (pid_ <= 0 || done_) return false;
+  return waitpid(pid_, nullptr, WNOHANG) == 0;
+}
+
+ProcessResult RunNumavm(const std::vector<std::string>& args) {
+  const std::string dir = MakeTempDir("numavm-test");
+  ProcessResult result;
+  const pid_t pid = Spawn(args, dir);
+  if (pid > 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   }
-  posix_spawn_file_actions_destroy(&actions);
-  result.out = ReadAll(out_path);
-  result.err = ReadAll(err_path);
+  result.out = ReadAll(dir + "/out");
+  result.err = ReadAll(dir + "/err");
   std::filesystem::remove_all(dir);
   return result;
 }

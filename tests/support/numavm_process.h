@@ -13,6 +13,25 @@ struct ProcessResult {
   int term_signal = 0;   // the signal that ended it, if any
   std::string out;
   std::string err;
+  bool timed_out = false;  // killed by Wait after its timeout
+};
+
+// `numavm args...` started in the background (attach, daemon); killed
+// (SIGKILL, by pid) when destroyed if still running.
+class BackgroundNumavm {
+ public:
+  explicit BackgroundNumavm(const std::vector<std::string>& args);
+  ~BackgroundNumavm();
+  int pid() const { return pid_; }
+  void Signal(int sig);
+  bool running();
+  std::string err() const;  // stderr so far
+  ProcessResult Wait(int timeout_seconds);
+
+ private:
+  std::string dir_;
+  int pid_ = -1;
+  bool done_ = false;
 };
 
 // Runs `numavm args...` (the binary built with the tests) and waits.

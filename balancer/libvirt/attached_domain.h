@@ -1,0 +1,95 @@
+// One libvirt domain under numavm's care, from outside: its QEMU process,
+// guest RAM mapping and original vCPU pinning are found at attach; each
+// Step measures placement (move_pages queries on the QEMU pid, the CPUs its
+// vCPUs last ran on), chooses home node(s) (policy/home_node.h), pins vCPUs
+// there (virDomainPinVcpu) and migrates RAM to them under a rate limit;
+// Detach puts the original pinning back.
+//
+// Per-page access tracking of another process is not available on the
+// kernels this runs on (no DAMON virtual-address operations, idle-page
+// tracking or soft-dirty there), so a domain is balanced as one NUMA client
+// with a home, as ESXi does: all of its memory belongs on its home node(s).
+#ifndef NUMAVM_BALANCER_LIBVIRT_ATTACHED_DOMAIN_H_
+#define NUMAVM_BALANCER_LIBVIRT_ATTACHED_DOMAIN_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "balancer/actuation/page_nodes.h"
+#include "balancer/actuation/rate_limiter.h"
+#include "balancer/libvirt/libvirt_api.h"
+#include "balancer/report/vm_report.h"
+#include "balancer/topology/topology.h"
+
+namespace numavm {
+
+enum class DomainMode { kAdvise, kEnforce };
+
+struct DomainOptions {
+  DomainMode mode = DomainMode::kEnforce;
+  // Pages queried per step (the whole RAM is covered over several steps).
+  uint64_t scan_pages_per_step = 256 * 1024;
+};
+
+class AttachedDomain {
+ public:
+  // Finds the QEMU process and guest RAM, records the original pinning.
+  static absl::StatusOr<std::unique_ptr<AttachedDomain>> Attach(const LibvirtConnection& conn,
+                                                                LibvirtDomain domain,
+                                                                const Topology& topology,
+                                                                DomainOptions options);
+
+  // One round. `busy_cpus[n]`: vCPUs of other domains homed on node index
+  // n. `limiter` (per host) bounds page migration. NotFound: the domain is
+  // gone (shut down, destroyed) - nothing else was disturbed.
+  absl::Status Step(const std::vector<int>& busy_cpus, RateLimiter& limiter, absl::Duration now);
+
+  // Measures placement only (memory per node, where vCPUs ran): report().
+  absl::Status Observe() { return Measure(); }
+
+  // Restores the pinning found at attach (a no-op for a domain that is gone).
+  absl::Status Detach();
+
+  void set_mode(DomainMode mode) {
+    options_.mode = mode;
+    report_.mode = mode == DomainMode::kEnforce ? "enforce" : "advise";
+  }
+  const std::string& name() const { return name_; }
+  int vcpus() const { return vcpus_; }
+  const std::vector<int>& home() const { return home_; }  // node indices
+  VmReport report() const { return report_; }
+  const std::vector<std::vector<int>>& original_pinning() const { return original_; }
+
+ private:
+  AttachedDomain(LibvirtDomain domain, const Topology& topology, DomainOptions options)
+      : domain_(std::move(domain)), topology_(topology), options_(options) {}
+
+  absl::Status Measure();
+  absl::Status PinToHome();
+  void MigrateTowardsHome(RateLimiter& limiter, absl::Duration now);
+
+  LibvirtDomain domain_;
+  const Topology& topology_;
+  DomainOptions options_;
+  std::string name_;
+  int vcpus_ = 0;
+  int host_cpus_ = 1;
+  pid_t pid_ = 0;
+  HostRange ram_;
+  std::vector<std::vector<int>> original_;
+  std::vector<int> home_;  // node indices
+  bool detached_ = false;
+  // The scan: page addresses' nodes, refreshed scan_pages_per_step at a time.
+  std::vector<int8_t> page_node_;  // node index, -1 not present
+  uint64_t cursor_ = 0;
+  VmReport report_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_LIBVIRT_ATTACHED_DOMAIN_H_

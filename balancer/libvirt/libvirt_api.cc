@@ -1,0 +1,180 @@
+#include "balancer/libvirt/libvirt_api.h"
+
+#include <libvirt/libvirt-qemu.h>
+#include <libvirt/virterror.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace numavm {
+namespace {
+
+// libvirt prints every error to stderr unless told otherwise; we report
+// them through statuses instead.
+void Quiet(void*, virErrorPtr) {}
+
+void SilenceOnce() {
+  static const bool done = [] {
+    virSetErrorFunc(nullptr, Quiet);
+    return true;
+  }();
+  (void)done;
+}
+
+std::vector<unsigned char> CpuMap(const std::vector<int>& cpus, int host_cpus) {
+  std::vector<unsigned char> map(VIR_CPU_MAPLEN(host_cpus), 0);
+  for (int c : cpus) {
+    if (c >= 0 && c < host_cpus) VIR_USE_CPU(map.data(), c);
+  }
+  return map;
+}
+
+}  // namespace
+
+absl::Status LibvirtError(const std::string& what) {
+  virErrorPtr e = virGetLastError();
+  std::string message = e != nullptr && e->message != nullptr ? e->message : "unknown error";
+  const int code = e != nullptr ? e->code : VIR_ERR_INTERNAL_ERROR;
+  virResetLastError();
+  const std::string text = absl::StrCat(what, ": ", message);
+  switch (code) {
+    case VIR_ERR_NO_DOMAIN:
+    case VIR_ERR_OPERATION_INVALID:  // e.g. the domain is not running
+      return absl::NotFoundError(text);
+    case VIR_ERR_NO_CONNECT:
+    case VIR_ERR_SYSTEM_ERROR:
+    case VIR_ERR_RPC:
+      return absl::UnavailableError(text);
+    case VIR_ERR_INVALID_ARG:
+    case VIR_ERR_XML_ERROR:
+      return absl::InvalidArgumentError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+absl::StatusOr<LibvirtConnection> LibvirtConnection::Open(const std::string& uri) {
+  SilenceOnce();
+  virConnectPtr c = virConnectOpen(uri.empty() ? nullptr : uri.c_str());
+  if (c == nullptr) {
+    return LibvirtError(absl::StrCat("cannot connect to libvirt at ",
+                                     uri.empty() ? std::string("the default URI") : uri));
+  }
+  return LibvirtConnection(c);
+}
+
+std::string LibvirtConnection::uri() const {
+  char* u = virConnectGetURI(conn_.get());
+  if (u == nullptr) return "?";
+  std::string out(u);
+  free(u);
+  return out;
+}
+
+bool LibvirtConnection::alive() const { return virConnectIsAlive(conn_.get()) == 1; }
+
+int LibvirtConnection::host_cpus() const {
+  int n = virNodeGetCPUMap(conn_.get(), nullptr, nullptr, 0);
+  return n > 0 ? n : 1;
+}
+
+absl::StatusOr<std::vector<LibvirtDomain>> LibvirtConnection::ActiveDomains() const {
+  virDomainPtr* list = nullptr;
+  int n = virConnectListAllDomains(conn_.get(), &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+  if (n < 0) return LibvirtError("listing domains");
+  std::vector<LibvirtDomain> out;
+  for (int i = 0; i < n; ++i) out.push_back(LibvirtDomain(list[i]));
+  free(list);
+  return out;
+}
+
+absl::StatusOr<LibvirtDomain> LibvirtConnection::Lookup(const std::string& name) const {
+  virDomainPtr d = virDomainLookupByName(conn_.get(), name.c_str());
+  if (d == nullptr) return LibvirtError(absl::StrCat("domain '", name, "'"));
+  return LibvirtDomain(d);
+}
+
+absl::StatusOr<LibvirtDomain> LibvirtConnection::CreateTransient(const std::string& xml) const {
+  virDomainPtr d = virDomainCreateXML(conn_.get(), xml.c_str(), 0);
+  if (d == nullptr) return LibvirtError("creating a domain");
+  return LibvirtDomain(d);
+}
+
+LibvirtDomain::LibvirtDomain(virDomainPtr d) : dom_(d, Free()) {
+  const char* n = virDomainGetName(d);
+  name_ = n != nullptr ? n : "?";
+}
+
+std::string LibvirtDomain::uuid() const {
+  char buf[VIR_UUID_STRING_BUFLEN] = {};
+  return virDomainGetUUIDString(dom_.get(), buf) == 0 ? std::string(buf) : std::string();
+}
+
+bool LibvirtDomain::active() const { return virDomainIsActive(dom_.get()) == 1; }
+
+absl::StatusOr<int> LibvirtDomain::vcpus() const {
+  virDomainInfo info;
+  if (virDomainGetInfo(dom_.get(), &info) < 0) return LibvirtError(absl::StrCat("domain '", name_, "' info"));
+  return static_cast<int>(info.nrVirtCpu);
+}
+
+absl::StatusOr<uint64_t> LibvirtDomain::memory_bytes() const {
+  virDomainInfo info;
+  if (virDomainGetInfo(dom_.get(), &info) < 0) return LibvirtError(absl::StrCat("domain '", name_, "' info"));
+  return static_cast<uint64_t>(info.memory) * 1024;
+}
+
+absl::StatusOr<std::vector<std::vector<int>>> LibvirtDomain::VcpuPinning(int host_cpus) const {
+  absl::StatusOr<int> n = vcpus();
+  if (!n.ok()) return n.status();
+  const int maplen = VIR_CPU_MAPLEN(host_cpus);
+  std::vector<unsigned char> maps(static_cast<size_t>(*n) * maplen, 0);
+  int got = virDomainGetVcpuPinInfo(dom_.get(), *n, maps.data(), maplen, VIR_DOMAIN_AFFECT_LIVE);
+  if (got < 0) return LibvirtError(absl::StrCat("domain '", name_, "' vCPU pinning"));
+  std::vector<std::vector<int>> out(got);
+  for (int v = 0; v < got; ++v) {
+    for (int c = 0; c < host_cpus; ++c) {
+      if (VIR_CPU_USABLE(maps.data(), maplen, v, c)) out[v].push_back(c);
+    }
+  }
+  return out;
+}
+
+absl::Status LibvirtDomain::PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const {
+  std::vector<unsigned char> map = CpuMap(cpus, host_cpus);
+  if (virDomainPinVcpuFlags(dom_.get(), static_cast<unsigned>(vcpu), map.data(),
+                            static_cast<int>(map.size()), VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    return LibvirtError(absl::StrCat("pinning vCPU ", vcpu, " of '", name_, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> LibvirtDomain::VcpuCpus(int host_cpus) const {
+  absl::StatusOr<int> n = vcpus();
+  if (!n.ok()) return n.status();
+  std::vector<virVcpuInfo> info(*n);
+  int got = virDomainGetVcpus(dom_.get(), info.data(), *n, nullptr, 0);
+  if (got < 0) return LibvirtError(absl::StrCat("domain '", name_, "' vCPUs"));
+  (void)host_cpus;
+  std::vector<int> out(got);
+  for (int i = 0; i < got; ++i) out[i] = info[i].cpu;
+  return out;
+}
+
+absl::StatusOr<std::string> LibvirtDomain::Qmp(const std::string& command) const {
+  char* reply = nullptr;
+  if (virDomainQemuMonitorCommand(dom_.get(), command.c_str(), &reply, 0) < 0) {
+    return LibvirtError(absl::StrCat("QMP on '", name_, "'"));
+  }
+  std::string out = reply != nullptr ? reply : "";
+  free(reply);
+  return out;
+}
+
+absl::Status LibvirtDomain::Destroy() const {
+  if (virDomainDestroy(dom_.get()) < 0) return LibvirtError(absl::StrCat("destroying '", name_, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace numavm

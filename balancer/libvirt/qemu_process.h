@@ -1,0 +1,42 @@
+// What numavm needs to know about a running QEMU from outside: its pid,
+// its vCPU threads, and where guest RAM is mapped in it. From QMP replies
+// (through libvirt) and /proc.
+#ifndef NUMAVM_BALANCER_LIBVIRT_QEMU_PROCESS_H_
+#define NUMAVM_BALANCER_LIBVIRT_QEMU_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "balancer/actuation/page_nodes.h"
+
+namespace numavm {
+
+// QMP query-cpus-fast reply -> vCPU thread ids, by vCPU index.
+absl::StatusOr<std::vector<pid_t>> ParseVcpuThreads(absl::string_view reply);
+// QMP query-memdev reply -> total bytes of the memory backends.
+absl::StatusOr<uint64_t> ParseMemdevBytes(absl::string_view reply);
+
+// The process a thread belongs to (Tgid in /proc/TID/status).
+absl::StatusOr<pid_t> ProcessOfThread(pid_t tid);
+
+struct MapsEntry {
+  uintptr_t start = 0, end = 0;
+  bool writable = false;
+  std::string path;  // empty for anonymous memory
+  uint64_t bytes() const { return end - start; }
+};
+absl::StatusOr<std::vector<MapsEntry>> ParseMaps(absl::string_view text);
+
+// Guest RAM of `ram_bytes` in `maps`: a writable mapping of exactly that
+// size (memfd or anonymous), else the smallest writable one up to 4 MiB
+// larger (QEMU may add alignment), trimmed to `ram_bytes`.
+absl::StatusOr<HostRange> FindGuestRam(const std::vector<MapsEntry>& maps, uint64_t ram_bytes);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_LIBVIRT_QEMU_PROCESS_H_

@@ -1,0 +1,186 @@
+#include "balancer/report/vm_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "base/size.h"
+
+namespace numavm {
+namespace {
+
+// Label values escape backslash, double quote and newline.
+std::string Label(const std::string& v) {
+  return absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
+}
+
+std::string Labels(const VmReport& r) {
+  return absl::StrCat("vm=\"", Label(r.name), "\",kind=\"", Label(r.kind), "\"");
+}
+
+template <typename Map>
+nlohmann::json NodeMap(const Map& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [node, v] : m) j[std::to_string(node)] = v;
+  return j;
+}
+
+template <typename T>
+absl::StatusOr<std::map<int, T>> NodeMapFrom(const nlohmann::json& j) {
+  std::map<int, T> out;
+  if (!j.is_object()) return absl::InvalidArgumentError("node map is not an object");
+  for (const auto& [key, value] : j.items()) {
+    int node = 0;
+    try {
+      node = std::stoi(key);
+    } catch (...) {
+      return absl::InvalidArgumentError(absl::StrCat("bad node '", key, "'"));
+    }
+    if (!value.is_number()) return absl::InvalidArgumentError("node value is not a number");
+    out[node] = value.template get<T>();
+  }
+  return out;
+}
+
+}  // namespace
+
+double PlacementLocality(const std::map<int, int>& vcpus_per_node,
+                         const std::map<int, uint64_t>& memory_per_node) {
+  double vcpus = 0, memory = 0;
+  for (const auto& [n, v] : vcpus_per_node) vcpus += v;
+  for (const auto& [n, b] : memory_per_node) memory += static_cast<double>(b);
+  if (vcpus == 0 || memory == 0) return 0;
+  double local = 0;
+  for (const auto& [n, v] : vcpus_per_node) {
+    auto it = memory_per_node.find(n);
+    if (it != memory_per_node.end()) local += (v / vcpus) * (static_cast<double>(it->second) / memory);
+  }
+  return local;
+}
+
+nlohmann::json ToJson(const VmReport& r) {
+  return {{"name", r.name},
+          {"kind", r.kind},
+          {"manager", r.manager},
+          {"mode", r.mode},
+          {"pid", r.pid},
+          {"vcpus", r.vcpus},
+          {"memory_bytes", r.memory_bytes},
+          {"memory_per_node", NodeMap(r.memory_per_node)},
+          {"vcpus_per_node", NodeMap(r.vcpus_per_node)},
+          {"home_nodes", r.home_nodes},
+          {"placement_locality", r.placement_locality},
+          {"access_locality", r.access_locality ? nlohmann::json(*r.access_locality)
+                                                : nlohmann::json(nullptr)},
+          {"pages_migrated", r.pages_migrated},
+          {"bytes_migrated", r.bytes_migrated},
+          {"migration_failures", r.migration_failures},
+          {"vcpu_moves", r.vcpu_moves},
+          {"balancer_cpu_seconds", r.balancer_cpu_seconds},
+          {"status", r.status}};
+}
+
+absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("a VM report is a JSON object");
+  VmReport r;
+  try {
+    r.name = j.at("name").get<std::string>();
+    r.kind = j.at("kind").get<std::string>();
+    r.manager = j.value("manager", std::string());
+    r.mode = j.value("mode", std::string());
+    r.pid = j.value("pid", 0);
+    r.vcpus = j.at("vcpus").get<int>();
+    r.memory_bytes = j.at("memory_bytes").get<uint64_t>();
+    auto mem = NodeMapFrom<uint64_t>(j.at("memory_per_node"));
+    if (!mem.ok()) return mem.status();
+    r.memory_per_node = *mem;
+    auto vc = NodeMapFrom<int>(j.at("vcpus_per_node"));
+    if (!vc.ok()) return vc.status();
+    r.vcpus_per_node = *vc;
+    r.home_nodes = j.value("home_nodes", std::vector<int>());
+    r.placement_locality = j.value("placement_locality", 0.0);
+    if (j.contains("access_locality") && j["access_locality"].is_number()) {
+      r.access_locality = j["access_locality"].get<double>();
+    }
+    r.pages_migrated = j.value("pages_migrated", uint64_t{0});
+    r.bytes_migrated = j.value("bytes_migrated", uint64_t{0});
+    r.migration_failures = j.value("migration_failures", uint64_t{0});
+    r.vcpu_moves = j.value("vcpu_moves", uint64_t{0});
+    r.balancer_cpu_seconds = j.value("balancer_cpu_seconds", 0.0);
+    r.status = j.value("status", std::string());
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("bad VM report: ", e.what()));
+  }
+  return r;
+}
+
+std::string ReportsToTable(const std::vector<VmReport>& reports) {
+  std::string out = absl::StrFormat("%-20s %-10s %-14s %5s %10s %-22s %-12s %8s %8s %9s %7s %8s\n",
+                                    "VM", "kind", "managed by", "vCPUs", "memory", "memory/node",
+                                    "vCPUs/node", "place", "access", "migrated", "vmoves",
+                                    "cpu s");
+  for (const VmReport& r : reports) {
+    std::vector<std::string> mem, vc;
+    for (const auto& [n, b] : r.memory_per_node) mem.push_back(absl::StrCat(n, ":", FormatSize(b)));
+    for (const auto& [n, v] : r.vcpus_per_node) vc.push_back(absl::StrCat(n, ":", v));
+    absl::StrAppend(&out, absl::StrFormat(
+        "%-20s %-10s %-14s %5d %10s %-22s %-12s %7.1f%% %8s %9s %7u %8.3f\n", r.name, r.kind,
+        r.manager, r.vcpus, FormatSize(r.memory_bytes), absl::StrJoin(mem, " "),
+        absl::StrJoin(vc, " "), 100 * r.placement_locality,
+        r.access_locality ? absl::StrFormat("%.1f%%", 100 * *r.access_locality) : "-",
+        FormatSize(r.bytes_migrated), r.vcpu_moves, r.balancer_cpu_seconds));
+    if (!r.status.empty()) absl::StrAppend(&out, "  ", r.name, ": ", r.status, "\n");
+  }
+  return out;
+}
+
+std::string ReportsToPrometheus(const std::vector<VmReport>& reports) {
+  std::string out;
+  auto family = [&](const char* name, const char* type, const char* help, auto value_of) {
+    absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+    for (const VmReport& r : reports) value_of(r, name);
+  };
+  auto plain = [&](auto get) {
+    return [&, get](const VmReport& r, const char* name) {
+      absl::StrAppend(&out, name, "{", Labels(r), "} ", get(r), "\n");
+    };
+  };
+  family("numavm_vm_vcpus", "gauge", "vCPUs of the VM.", plain([](const VmReport& r) { return r.vcpus; }));
+  family("numavm_vm_memory_bytes", "gauge", "Guest memory size.",
+         plain([](const VmReport& r) { return r.memory_bytes; }));
+  family("numavm_vm_node_memory_bytes", "gauge", "Guest memory resident on each host node.",
+         [&](const VmReport& r, const char* name) {
+           for (const auto& [n, b] : r.memory_per_node) {
+             absl::StrAppend(&out, name, "{", Labels(r), ",node=\"", n, "\"} ", b, "\n");
+           }
+         });
+  family("numavm_vm_node_vcpus", "gauge", "vCPUs that last ran on each host node.",
+         [&](const VmReport& r, const char* name) {
+           for (const auto& [n, v] : r.vcpus_per_node) {
+             absl::StrAppend(&out, name, "{", Labels(r), ",node=\"", n, "\"} ", v, "\n");
+           }
+         });
+  family("numavm_vm_placement_locality", "gauge",
+         "Share of accesses local if every vCPU used all memory alike (0-1).",
+         plain([](const VmReport& r) { return absl::StrFormat("%.6f", r.placement_locality); }));
+  family("numavm_vm_access_locality", "gauge", "Sampled share of local accesses (0-1).",
+         [&](const VmReport& r, const char* name) {
+           if (r.access_locality) {
+             absl::StrAppend(&out, name, "{", Labels(r), "} ",
+                             absl::StrFormat("%.6f", *r.access_locality), "\n");
+           }
+         });
+  family("numavm_vm_pages_migrated_total", "counter", "Guest pages migrated between nodes.",
+         plain([](const VmReport& r) { return r.pages_migrated; }));
+  family("numavm_vm_migrated_bytes_total", "counter", "Guest bytes migrated between nodes.",
+         plain([](const VmReport& r) { return r.bytes_migrated; }));
+  family("numavm_vm_migration_failures_total", "counter", "Page migrations that failed.",
+         plain([](const VmReport& r) { return r.migration_failures; }));
+  family("numavm_vm_vcpu_moves_total", "counter", "vCPUs given a new node.",
+         plain([](const VmReport& r) { return r.vcpu_moves; }));
+  family("numavm_vm_balancer_cpu_seconds_total", "counter", "CPU time numavm spent on the VM.",
+         plain([](const VmReport& r) { return absl::StrFormat("%.6f", r.balancer_cpu_seconds); }));
+  return out;
+}
+
+}  // namespace numavm

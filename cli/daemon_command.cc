@@ -1,0 +1,158 @@
+// `numavm daemon`: balances all (or the configured) libvirt domains
+// continuously, serves Prometheus metrics and a control socket, reloads its
+// config on SIGHUP.
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "balancer/control/control_socket.h"
+#include "balancer/libvirt/domain_manager.h"
+#include "cli/daemon_config.h"
+#include "cli/exit_codes.h"
+#include "cli/libvirt_commands.h"
+#include "cli/run_options.h"
+#include "cli/service_loop.h"
+
+namespace numavm {
+namespace {
+
+void Log(const std::string& line) {
+  std::fprintf(stderr, "numavm daemon: %s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+// The /metrics endpoint, on its own thread.
+class MetricsServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& address, int port,
+                                                              DomainManager& manager) {
+    auto m = std::unique_ptr<MetricsServer>(new MetricsServer);
+    m->server_.Get("/metrics", [&manager](const httplib::Request&, httplib::Response& res) {
+      res.set_content(ReportsToPrometheus(manager.Reports()), "text/plain; version=0.0.4");
+    });
+    m->server_.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("numavm daemon: metrics at /metrics\n", "text/plain");
+    });
+    if (!m->server_.bind_to_port(address.c_str(), port)) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", address, ":", port, " for metrics"));
+    }
+    m->address_ = absl::StrCat(address, ":", port);
+    m->thread_ = std::thread([s = &m->server_] { s->listen_after_bind(); });
+    return m;
+  }
+  ~MetricsServer() {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  MetricsServer() = default;
+  httplib::Server server_;
+  std::thread thread_;
+  std::string address_;
+};
+
+}  // namespace
+
+int DaemonCommand(const DaemonFlags& flags) {
+  absl::StatusOr<DaemonConfig> config = ResolveDaemonConfig(flags);
+  if (!config.ok()) {
+    std::fprintf(stderr, "numavm daemon: %s\n", std::string(config.status().message()).c_str());
+    return kExitBadInput;
+  }
+  absl::Duration duration = absl::InfiniteDuration();
+  if (!flags.duration.empty()) {
+    absl::StatusOr<absl::Duration> d = ParseTimeout(flags.duration);
+    if (!d.ok()) {
+      std::fprintf(stderr, "numavm daemon: --duration: %s\n", std::string(d.status().message()).c_str());
+      return kExitBadInput;
+    }
+    duration = *d;
+  }
+  SignalWaiter signals;  // before any thread starts
+  ManagerOptions options;
+  options.uri = config->connect;
+  options.domain.mode = config->mode;
+  options.migrate_bytes_per_second = config->migrate_bytes_per_second;
+  options.manager_name = "numavm daemon";
+  DomainManager manager(HostTopologyOrOneNode("numavm daemon"), options, Log);
+  if (absl::Status s = manager.Connect(); !s.ok()) {
+    Log(absl::StrCat(s.message(), " (retrying every interval)"));
+  }
+
+  std::unique_ptr<MetricsServer> metrics;
+  auto start_metrics = [&](const DaemonConfig& c) {
+    metrics.reset();
+    if (c.metrics_port == 0) return;
+    absl::StatusOr<std::unique_ptr<MetricsServer>> m =
+        MetricsServer::Start(c.metrics_address, c.metrics_port, manager);
+    if (!m.ok()) {
+      Log(std::string(m.status().message()));
+      return;
+    }
+    metrics = std::move(*m);
+    Log(absl::StrCat("metrics at http://", metrics->address(), "/metrics"));
+  };
+  start_metrics(*config);
+  if (config->metrics_port != 0 && metrics == nullptr) return kExitHostError;
+
+  std::atomic<bool> detached_all{false};
+  absl::StatusOr<std::unique_ptr<ControlServer>> control = ControlServer::Start(
+      RuntimeDir(), absl::StrCat("daemon-", getpid()), [&](const std::string& request) {
+        return HandleControlRequest(manager, "numavm daemon", request, &detached_all);
+      });
+  if (control.ok()) {
+    Log(absl::StrCat("control socket ", (*control)->path()));
+  } else {
+    Log(absl::StrCat("no control socket: ", control.status().message()));
+  }
+
+  const absl::Time start = absl::Now();
+  const absl::Time end = duration == absl::InfiniteDuration() ? absl::InfiniteFuture() : start + duration;
+  int exit_code = kExitOk;
+  for (;;) {
+    if (!detached_all) manager.AttachNew(config->domains);
+    manager.Step(absl::Now() - start);
+    const absl::Duration wait = std::min(config->interval, end - absl::Now());
+    if (wait <= absl::ZeroDuration()) break;
+    const int sig = signals.Wait(wait);
+    if (sig == SIGINT || sig == SIGTERM) {
+      Log(sig == SIGINT ? "interrupted" : "terminated");
+      if (sig == SIGINT) exit_code = kExitInterrupted;
+      break;
+    }
+    if (sig == SIGHUP) {
+      absl::StatusOr<DaemonConfig> fresh = ResolveDaemonConfig(flags);
+      if (!fresh.ok()) {
+        Log(absl::StrCat("SIGHUP: config not reloaded, keeping the old one: ", fresh.status().message()));
+        continue;
+      }
+      manager.set_mode(fresh->mode);
+      manager.set_migrate_rate(fresh->migrate_bytes_per_second);
+      if (fresh->metrics_address != config->metrics_address || fresh->metrics_port != config->metrics_port) {
+        start_metrics(*fresh);
+      }
+      if (fresh->connect != config->connect) Log("SIGHUP: a new connect URI needs a restart");
+      const bool enforce = fresh->mode == DomainMode::kEnforce;
+      *config = *fresh;
+      detached_all = false;
+      Log(absl::StrCat("SIGHUP: config reloaded (", enforce ? "enforce" : "advise", ", every ",
+                       absl::FormatDuration(config->interval), ", domains: ",
+                       config->domains.empty() ? "all" : absl::StrJoin(config->domains, ","), ")"));
+    }
+    if (absl::Now() >= end) break;
+  }
+  manager.DetachAll();
+  Log("stopped; vCPU pinning of every domain restored");
+  return exit_code;
+}
+
+}  // namespace numavm

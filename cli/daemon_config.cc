@@ -1,0 +1,129 @@
+#include "cli/daemon_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "base/size.h"
+#include "base/toml.h"
+#include "cli/run_options.h"
+#include "cli/service_loop.h"
+
+namespace numavm {
+namespace {
+
+absl::Status Bad(absl::string_view source, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(source, ": ", what));
+}
+
+absl::Status SetInterval(absl::string_view text, DaemonConfig& c) {
+  absl::StatusOr<absl::Duration> d = ParseTimeout(text);
+  if (!d.ok() || *d < absl::Milliseconds(100)) {
+    return absl::InvalidArgumentError(absl::StrCat("interval '", text, "': want e.g. 5s, at least 100ms"));
+  }
+  c.interval = *d;
+  return absl::OkStatus();
+}
+
+absl::Status SetRate(absl::string_view text, DaemonConfig& c) {
+  absl::StatusOr<uint64_t> r = ParseSize(text);
+  if (!r.ok() || *r == 0) return absl::InvalidArgumentError(absl::StrCat("migrate rate '", text, "': want e.g. 64M"));
+  c.migrate_bytes_per_second = *r;
+  return absl::OkStatus();
+}
+
+absl::Status SetPort(int64_t port, DaemonConfig& c) {
+  if (port < 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("port ", port, " is not 0-65535"));
+  c.metrics_port = static_cast<int>(port);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, DaemonConfig& c) {
+  absl::StatusOr<toml::table> t = ParseToml(text, source);
+  if (!t.ok()) return t.status();
+  if (absl::Status s = CheckTomlKeys(*t, {"daemon", "metrics"}, "the top level", source); !s.ok()) return s;
+  if (const toml::table* d = (*t)["daemon"].as_table()) {
+    if (absl::Status s = CheckTomlKeys(*d, {"connect", "mode", "interval", "migrate_rate", "domains"},
+                                       "[daemon]", source);
+        !s.ok()) {
+      return s;
+    }
+    if (auto v = (*d)["connect"].value<std::string>()) c.connect = *v;
+    if (const toml::node* n = d->get("mode")) {
+      auto v = n->value<std::string>();
+      if (!v) return Bad(source, "daemon.mode must be \"advise\" or \"enforce\"");
+      absl::StatusOr<DomainMode> m = ParseDomainMode(*v);
+      if (!m.ok()) return Bad(source, m.status().message());
+      c.mode = *m;
+    }
+    if (const toml::node* n = d->get("interval")) {
+      auto v = n->value<std::string>();
+      if (!v) return Bad(source, "daemon.interval must be a duration string such as \"5s\"");
+      if (absl::Status s = SetInterval(*v, c); !s.ok()) return Bad(source, s.message());
+    }
+    if (const toml::node* n = d->get("migrate_rate")) {
+      auto v = n->value<std::string>();
+      if (!v) return Bad(source, "daemon.migrate_rate must be a size string such as \"64M\"");
+      if (absl::Status s = SetRate(*v, c); !s.ok()) return Bad(source, s.message());
+    }
+    if (const toml::node* n = d->get("domains")) {
+      const toml::array* a = n->as_array();
+      if (a == nullptr) return Bad(source, "daemon.domains must be a list of names");
+      c.domains.clear();
+      for (const toml::node& e : *a) {
+        auto v = e.value<std::string>();
+        if (!v) return Bad(source, "daemon.domains must be a list of names");
+        c.domains.push_back(*v);
+      }
+    }
+  }
+  if (const toml::table* m = (*t)["metrics"].as_table()) {
+    if (absl::Status s = CheckTomlKeys(*m, {"address", "port"}, "[metrics]", source); !s.ok()) return s;
+    if (auto v = (*m)["address"].value<std::string>()) c.metrics_address = *v;
+    if (const toml::node* n = m->get("port")) {
+      auto v = n->value<int64_t>();
+      if (!v) return Bad(source, "metrics.port must be a number");
+      if (absl::Status s = SetPort(*v, c); !s.ok()) return Bad(source, s.message());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
+  DaemonConfig c;
+  if (!flags.config_path.empty()) {
+    std::ifstream in(flags.config_path);
+    if (!in) return absl::NotFoundError(absl::StrCat("config ", flags.config_path, ": cannot open file"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (absl::Status s = ApplyDaemonToml(ss.str(), flags.config_path, c); !s.ok()) return s;
+  }
+  if (!flags.connect.empty()) c.connect = flags.connect;
+  if (!flags.mode.empty()) {
+    absl::StatusOr<DomainMode> m = ParseDomainMode(flags.mode);
+    if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("--mode: ", m.status().message()));
+    c.mode = *m;
+  }
+  if (!flags.interval.empty()) {
+    if (absl::Status s = SetInterval(flags.interval, c); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--interval: ", s.message()));
+    }
+  }
+  if (!flags.migrate_rate.empty()) {
+    if (absl::Status s = SetRate(flags.migrate_rate, c); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--migrate-rate: ", s.message()));
+    }
+  }
+  if (!flags.domains.empty()) c.domains = flags.domains;
+  if (!flags.metrics_address.empty()) c.metrics_address = flags.metrics_address;
+  if (flags.metrics_port >= 0) {
+    if (absl::Status s = SetPort(flags.metrics_port, c); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--metrics-port: ", s.message()));
+    }
+  }
+  return c;
+}
+
+}  // namespace numavm

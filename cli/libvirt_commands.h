@@ -1,0 +1,53 @@
+// `numavm attach`, `detach`, `daemon` and `report`: numavm's face for
+// libvirt domains and for every numavm process on the host.
+#ifndef NUMAVM_CLI_LIBVIRT_COMMANDS_H_
+#define NUMAVM_CLI_LIBVIRT_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace numavm {
+
+struct AttachFlags {
+  std::vector<std::string> domains;
+  bool all = false;
+  std::string connect;
+  std::string mode = "enforce";
+  std::string interval = "5s";
+  std::string migrate_rate = "64M";
+  std::string duration;  // empty: until Ctrl-C, SIGTERM or `numavm detach`
+  std::string report = "table";
+};
+
+struct DetachFlags {
+  std::vector<std::string> domains;
+  bool all = false;
+};
+
+struct DaemonFlags {
+  std::string config_path;
+  std::string connect;
+  std::string mode;
+  std::string interval;
+  std::string migrate_rate;
+  std::vector<std::string> domains;
+  std::string metrics_address;
+  int metrics_port = -1;  // -1: the config's or 9464; 0: no metrics server
+  std::string duration;
+};
+
+struct ReportFlags {
+  bool json = false;
+  double watch_seconds = 0;  // 0: once
+  std::string connect;
+  bool no_libvirt = false;
+};
+
+int AttachCommand(const AttachFlags& flags);
+int DetachCommand(const DetachFlags& flags);
+int DaemonCommand(const DaemonFlags& flags);
+int ReportCommand(const ReportFlags& flags);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_LIBVIRT_COMMANDS_H_

@@ -1,0 +1,152 @@
+#include "tests/integration/libvirt_env.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace numavm::testing {
+namespace {
+
+struct State {
+  std::string unavailable;
+  std::optional<LibvirtConnection> conn;
+  std::vector<pid_t> started;             // daemons we started
+  std::vector<LibvirtDomain> domains;     // domains we created
+  std::optional<struct stat> kvm_before;  // /dev/kvm owner and mode to restore
+  std::string dir;
+  int next = 0;
+};
+
+State& S() {
+  static State* s = new State;
+  return *s;
+}
+
+pid_t StartDaemon(const std::string& binary, const std::vector<std::string>& args,
+                  const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+bool Exists(const char* path) { return access(path, F_OK) == 0; }
+
+void GiveKvmToItsGroup() {
+  struct stat st;
+  if (stat("/dev/kvm", &st) != 0) return;
+  group* kvm = getgrnam("kvm");
+  if (kvm == nullptr) return;
+  if (st.st_gid == kvm->gr_gid && (st.st_mode & 0060) == 0060) return;
+  S().kvm_before = st;
+  if (chown("/dev/kvm", st.st_uid, kvm->gr_gid) == 0) chmod("/dev/kvm", 0660);
+}
+
+}  // namespace
+
+const std::string& LibvirtEnv::unavailable() { return S().unavailable; }
+LibvirtConnection& LibvirtEnv::connection() { return *S().conn; }
+
+void LibvirtEnv::SetUp() {
+  State& s = S();
+  if (geteuid() != 0) {
+    s.unavailable = "needs root (a system libvirt daemon)";
+    return;
+  }
+  if (!Exists("/usr/sbin/libvirtd") || !Exists("/usr/bin/qemu-system-x86_64")) {
+    s.unavailable = "libvirtd or qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
+    return;
+  }
+  GiveKvmToItsGroup();
+  if (!Exists("/run/libvirt/libvirt-sock")) {
+    char pattern[] = "/tmp/numavm-libvirt-XXXXXX";
+    s.dir = mkdtemp(pattern);
+    std::filesystem::create_directories("/var/log/libvirt");
+    std::filesystem::create_directories("/run/libvirt");
+    if (!Exists("/run/libvirt/virtlogd-sock")) {
+      s.started.push_back(StartDaemon("/usr/sbin/virtlogd", {}, s.dir + "/virtlogd.log"));
+    }
+    s.started.push_back(StartDaemon("/usr/sbin/libvirtd", {"--pid-file", s.dir + "/libvirtd.pid"},
+                                    s.dir + "/libvirtd.log"));
+  }
+  // The first connection waits for QEMU capability probing (~10 s).
+  absl::Status last;
+  for (int i = 0; i < 600; ++i) {
+    absl::StatusOr<LibvirtConnection> c = LibvirtConnection::Open(uri());
+    if (c.ok()) {
+      s.conn.emplace(std::move(*c));
+      break;
+    }
+    last = c.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!s.conn) s.unavailable = absl::StrCat("libvirtd does not answer: ", last.message());
+}
+
+void LibvirtEnv::TearDown() {
+  State& s = S();
+  for (LibvirtDomain& d : s.domains) {
+    if (d.active()) (void)d.Destroy();
+  }
+  s.domains.clear();
+  s.conn.reset();
+  for (auto it = s.started.rbegin(); it != s.started.rend(); ++it) {
+    kill(*it, SIGTERM);
+    for (int i = 0; i < 100 && waitpid(*it, nullptr, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (waitpid(*it, nullptr, WNOHANG) == 0) {
+      kill(*it, SIGKILL);
+      waitpid(*it, nullptr, 0);
+    }
+  }
+  if (s.kvm_before) {
+    (void)chown("/dev/kvm", s.kvm_before->st_uid, s.kvm_before->st_gid);
+    chmod("/dev/kvm", s.kvm_before->st_mode & 07777);
+  }
+  if (!s.dir.empty()) std::filesystem::remove_all(s.dir);
+}
+
+absl::StatusOr<LibvirtDomain> LibvirtEnv::CreateDomain(const std::string& backing, int vcpus,
+                                                       int memory_mib) {
+  State& s = S();
+  const std::string name = absl::StrCat("numavm-it-", getpid(), "-", s.next++, "-", backing);
+  const std::string memory_backing =
+      backing == "memfd"
+          ? "<source type='memfd'/><access mode='shared'/><allocation mode='immediate'/>"
+          : "<allocation mode='immediate'/>";
+  const std::string xml = absl::StrCat(
+      "<domain type='qemu'><name>", name, "</name><memory unit='MiB'>", memory_mib,
+      "</memory><vcpu placement='static'>", vcpus, "</vcpu><memoryBacking>", memory_backing,
+      "</memoryBacking><os><type arch='x86_64' machine='pc'>hvm</type></os>"
+      "<on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot>"
+      "<on_crash>destroy</on_crash><devices><emulator>/usr/bin/qemu-system-x86_64</emulator>"
+      "<memballoon model='none'/></devices></domain>");
+  absl::StatusOr<LibvirtDomain> d = s.conn->CreateTransient(xml);
+  if (d.ok()) s.domains.push_back(*d);
+  return d;
+}
+
+}  // namespace numavm::testing

@@ -1,0 +1,43 @@
+// A real libvirt daemon for the integration tests: uses a running one or
+// starts virtlogd and libvirtd itself (and stops exactly those, by pid);
+// creates transient TCG domains that idle in the firmware with all their
+// RAM allocated (memfd or anonymous), and destroys them afterwards.
+//
+// When the QEMU user libvirt runs domains as cannot open /dev/kvm (it is
+// root-only on some hosts), libvirt re-probes QEMU for 35 s before every
+// domain start; the environment then gives /dev/kvm to the kvm group, as
+// Debian's udev rules do on an ordinary host, and puts the old owner and
+// mode back at the end.
+#ifndef NUMAVM_TESTS_INTEGRATION_LIBVIRT_ENV_H_
+#define NUMAVM_TESTS_INTEGRATION_LIBVIRT_ENV_H_
+
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/status/statusor.h"
+#include "balancer/libvirt/libvirt_api.h"
+
+namespace numavm::testing {
+
+class LibvirtEnv : public ::testing::Environment {
+ public:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Empty if libvirt is usable, else why not (tests skip with it).
+  static const std::string& unavailable();
+  static LibvirtConnection& connection();
+  static std::string uri() { return "qemu:///system"; }
+
+  // A running domain: `backing` "memfd" or "anon".
+  static absl::StatusOr<LibvirtDomain> CreateDomain(const std::string& backing, int vcpus,
+                                                    int memory_mib);
+};
+
+}  // namespace numavm::testing
+
+#endif  // NUMAVM_TESTS_INTEGRATION_LIBVIRT_ENV_H_

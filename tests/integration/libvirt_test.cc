@@ -1,0 +1,295 @@
+// numavm attach / detach / report / daemon against a real libvirt daemon
+// and real QEMU (TCG) domains with memfd and anonymous RAM.
+#include <signal.h>
+#include <unistd.h>
+
+#include <httplib.h>
+#include <numaif.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "balancer/actuation/page_nodes.h"
+#include "balancer/libvirt/qemu_process.h"
+#include "balancer/sampling/proc_file.h"
+#include "tests/integration/libvirt_env.h"
+#include "tests/support/numavm_process.h"
+
+namespace numavm {
+namespace {
+
+using testing::BackgroundNumavm;
+using testing::LibvirtEnv;
+using testing::ProcessResult;
+using testing::RunNumavm;
+
+constexpr int kMemoryMib = 128;
+
+int HostCpus() { return LibvirtEnv::connection().host_cpus(); }
+
+std::vector<int> AllCpus() {
+  std::vector<int> all;
+  for (int c = 0; c < HostCpus(); ++c) all.push_back(c);
+  return all;
+}
+
+// Polls `done` for up to `seconds`.
+template <typename F>
+bool Eventually(F done, int seconds = 20) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+class LibvirtTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!LibvirtEnv::unavailable().empty()) GTEST_SKIP() << LibvirtEnv::unavailable();
+    // A private runtime directory: control sockets of this test only.
+    char pattern[] = "/tmp/numavm-run-XXXXXX";
+    runtime_ = mkdtemp(pattern);
+    setenv("NUMAVM_RUNTIME_DIR", runtime_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (!runtime_.empty()) std::filesystem::remove_all(runtime_);
+  }
+
+  LibvirtDomain Domain(const std::string& backing, int vcpus = 2) {
+    absl::StatusOr<LibvirtDomain> d = LibvirtEnv::CreateDomain(backing, vcpus, kMemoryMib);
+    EXPECT_TRUE(d.ok()) << d.status();
+    return *d;
+  }
+
+  std::vector<std::vector<int>> Pinning(const LibvirtDomain& d) {
+    absl::StatusOr<std::vector<std::vector<int>>> p = d.VcpuPinning(HostCpus());
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : std::vector<std::vector<int>>{};
+  }
+
+  nlohmann::json ReportJson() {
+    ProcessResult r = RunNumavm({"report", "--json", "--connect", LibvirtEnv::uri()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  static const nlohmann::json* Find(const nlohmann::json& report, const std::string& name) {
+    for (const auto& vm : report["vms"]) {
+      if (vm["name"] == name) return &vm;
+    }
+    return nullptr;
+  }
+
+  std::string runtime_;
+};
+
+class AttachTest : public LibvirtTest, public ::testing::WithParamInterface<std::string> {};
+
+// The whole round trip: attach pins the vCPUs to the home node's CPUs (read
+// back through libvirt), the report shows the domain with its true size
+// and vCPU count and memory on the node move_pages says, detach puts the
+// original pinning back.
+TEST_P(AttachTest, PinsReportsAndRestoresTheOriginalPinning) {
+  LibvirtDomain dom = Domain(GetParam());
+  ASSERT_TRUE(dom.active());
+  // An original pinning that differs from the home node's CPUs.
+  const std::vector<int> original = {HostCpus() - 1};
+  ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
+  ASSERT_EQ(Pinning(dom)[0], original);
+
+  BackgroundNumavm attach({"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval",
+                           "200ms"});
+  // On this host the home node is node 0, whose CPUs are all CPUs.
+  ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << attach.err();
+  EXPECT_EQ(Pinning(dom)[1], AllCpus());
+
+  nlohmann::json report = ReportJson();
+  const nlohmann::json* vm = Find(report, dom.name());
+  ASSERT_NE(vm, nullptr) << report.dump(2);
+  EXPECT_EQ((*vm)["kind"], "libvirt");
+  EXPECT_EQ((*vm)["manager"], "numavm attach");
+  EXPECT_EQ((*vm)["vcpus"], 2);
+  EXPECT_EQ((*vm)["memory_bytes"], uint64_t{kMemoryMib} << 20);
+  uint64_t resident = 0;
+  for (const auto& [node, bytes] : (*vm)["memory_per_node"].items()) resident += bytes.get<uint64_t>();
+  EXPECT_EQ(resident, uint64_t{kMemoryMib} << 20) << "all RAM was allocated at start";
+  EXPECT_DOUBLE_EQ((*vm)["placement_locality"].get<double>(), 1.0);
+  EXPECT_GE((*vm)["vcpu_moves"].get<int>(), 1);
+
+  ProcessResult detach = RunNumavm({"detach", dom.name()});
+  EXPECT_EQ(detach.exit_code, 0) << detach.err;
+  EXPECT_NE(detach.out.find("detached " + dom.name()), std::string::npos) << detach.out;
+  ProcessResult done = attach.Wait(30);
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(Pinning(dom)[0], original) << "detach restores the pinning found at attach";
+  EXPECT_EQ(Pinning(dom)[1], AllCpus());
+  ASSERT_TRUE(dom.Destroy().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backings, AttachTest, ::testing::Values("memfd", "anon"));
+
+// move_pages works on the QEMU process: the RAM numavm finds is the guest's
+// (every page resident), and pages can be moved (to node 0 here, the only
+// node) and queried again.
+TEST_F(LibvirtTest, GuestRamPagesAreQueriedAndMovedOnTheQemuPid) {
+  LibvirtDomain dom = Domain("memfd");
+  absl::StatusOr<std::string> reply = dom.Qmp(R"({"execute":"query-cpus-fast"})");
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  absl::StatusOr<std::vector<pid_t>> tids = ParseVcpuThreads(*reply);
+  ASSERT_TRUE(tids.ok()) << tids.status();
+  ASSERT_EQ(tids->size(), 2u);
+  absl::StatusOr<pid_t> pid = ProcessOfThread((*tids)[0]);
+  ASSERT_TRUE(pid.ok());
+  absl::StatusOr<std::vector<MapsEntry>> maps =
+      ParseMaps(ReadProcFile(absl::StrCat("/proc/", *pid, "/maps")));
+  ASSERT_TRUE(maps.ok());
+  absl::StatusOr<HostRange> ram = FindGuestRam(*maps, uint64_t{kMemoryMib} << 20);
+  ASSERT_TRUE(ram.ok()) << ram.status();
+
+  std::vector<void*> pages;
+  for (uint64_t off = 0; off < ram->bytes; off += 4096) {
+    pages.push_back(reinterpret_cast<void*>(ram->start + off));
+  }
+  absl::StatusOr<std::vector<int>> nodes = QueryNodesOf(*pid, pages);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  for (int n : *nodes) ASSERT_EQ(n, 0) << "every guest page is resident on node 0";
+
+  std::vector<void*> some(pages.begin(), pages.begin() + 512);
+  std::vector<int> to(512, 0), status(512, -1);
+  ASSERT_EQ(move_pages(*pid, some.size(), some.data(), to.data(), status.data(), MPOL_MF_MOVE), 0)
+      << std::strerror(errno);
+  for (int st : status) EXPECT_EQ(st, 0);
+  ASSERT_TRUE(dom.Destroy().ok());
+}
+
+// A domain destroyed while attached: a clear message, the other domain is
+// still balanced, and its pinning is restored at the end.
+TEST_F(LibvirtTest, ADomainDestroyedMidAttachIsDroppedAndNothingElseIsDisturbed) {
+  LibvirtDomain doomed = Domain("memfd");
+  LibvirtDomain other = Domain("anon");
+  const std::vector<int> original = {0};
+  ASSERT_TRUE(other.PinVcpu(1, original, HostCpus()).ok());
+  BackgroundNumavm attach({"attach", doomed.name(), other.name(), "--connect",
+                           LibvirtEnv::uri(), "--interval", "200ms"});
+  ASSERT_TRUE(Eventually([&] { return Pinning(other)[1] == AllCpus(); })) << attach.err();
+  ASSERT_TRUE(doomed.Destroy().ok());
+  ASSERT_TRUE(Eventually([&] {
+    return attach.err().find("domain '" + doomed.name() + "'") != std::string::npos &&
+           attach.err().find("no longer balanced") != std::string::npos;
+  })) << attach.err();
+  EXPECT_TRUE(attach.running()) << "the other domain is still attached";
+  nlohmann::json report = ReportJson();
+  EXPECT_EQ(Find(report, doomed.name()), nullptr);
+  ASSERT_NE(Find(report, other.name()), nullptr) << report.dump(2);
+  EXPECT_EQ((*Find(report, other.name()))["manager"], "numavm attach");
+
+  attach.Signal(SIGTERM);
+  ProcessResult done = attach.Wait(30);
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(Pinning(other)[1], original);
+  ASSERT_TRUE(other.Destroy().ok());
+}
+
+TEST_F(LibvirtTest, BadNamesAreCleanErrors) {
+  ProcessResult r = RunNumavm({"attach", "no-such-domain-here", "--connect", LibvirtEnv::uri()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("domain 'no-such-domain-here'"), std::string::npos) << r.err;
+  ProcessResult none = RunNumavm({"attach", "--connect", LibvirtEnv::uri()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("name the domains to attach, or give --all"), std::string::npos);
+  ProcessResult detach = RunNumavm({"detach", "not-attached-anywhere"});
+  EXPECT_EQ(detach.exit_code, 2);
+  EXPECT_NE(detach.err.find("no numavm process has 'not-attached-anywhere' attached"),
+            std::string::npos)
+      << detach.err;
+}
+
+// Prometheus text: "# HELP", "# TYPE" and "name{labels} value" lines only;
+// returns series -> value, or fails the test on any other line.
+std::map<std::string, double> ParsePrometheus(const std::string& text) {
+  std::map<std::string, double> series;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "# HELP ") || absl::StartsWith(line, "# TYPE ")) continue;
+    const size_t space = line.rfind(' ');
+    double v = 0;
+    EXPECT_NE(space, absl::string_view::npos) << line;
+    if (space == absl::string_view::npos) continue;
+    EXPECT_TRUE(absl::SimpleAtod(line.substr(space + 1), &v)) << line;
+    const absl::string_view name = line.substr(0, space);
+    EXPECT_TRUE(name.find('{') == absl::string_view::npos || absl::EndsWith(name, "}")) << line;
+    series[std::string(name)] = v;
+  }
+  return series;
+}
+
+TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
+  LibvirtDomain dom = Domain("memfd");
+  const std::vector<int> original = {HostCpus() - 1};
+  ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
+  const int port = 19000 + getpid() % 1000;
+  testing::TempFile config("daemon.toml", "[daemon]\nmode = \"enforce\"\ninterval = \"200ms\"\n");
+  BackgroundNumavm daemon({"daemon", "--config", config.path(), "--connect", LibvirtEnv::uri(),
+                           "--domain", dom.name(), "--metrics-port", absl::StrCat(port)});
+  httplib::Client client("127.0.0.1", port);
+  std::map<std::string, double> metrics;
+  const std::string labels = absl::StrCat("{vm=\"", dom.name(), "\",kind=\"libvirt\"}");
+  ASSERT_TRUE(Eventually([&] {
+    auto res = client.Get("/metrics");
+    if (!res || res->status != 200) return false;
+    metrics = ParsePrometheus(res->body);
+    return metrics.count("numavm_vm_vcpus" + labels) > 0;
+  })) << daemon.err();
+  EXPECT_EQ(metrics["numavm_vm_vcpus" + labels], 2);
+  EXPECT_EQ(metrics["numavm_vm_memory_bytes" + labels], double(uint64_t{kMemoryMib} << 20));
+  EXPECT_EQ(metrics[absl::StrCat("numavm_vm_node_memory_bytes{vm=\"", dom.name(),
+                                 "\",kind=\"libvirt\",node=\"0\"}")],
+            double(uint64_t{kMemoryMib} << 20));
+  EXPECT_EQ(metrics["numavm_vm_placement_locality" + labels], 1.0);
+  EXPECT_TRUE(metrics.count("numavm_vm_pages_migrated_total" + labels));
+  ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << daemon.err();
+
+  // SIGHUP: a broken config is refused and the old one kept; a good one is
+  // taken.
+  {
+    std::ofstream(config.path()) << "[daemon]\nmode = \"sideways\"\n";
+  }
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(Eventually([&] { return daemon.err().find("config not reloaded") != std::string::npos; }))
+      << daemon.err();
+  {
+    std::ofstream(config.path()) << "[daemon]\nmode = \"advise\"\ninterval = \"200ms\"\n";
+  }
+  daemon.Signal(SIGHUP);
+  ASSERT_TRUE(Eventually([&] { return daemon.err().find("config reloaded (advise") != std::string::npos; }))
+      << daemon.err();
+  nlohmann::json report = ReportJson();
+  ASSERT_NE(Find(report, dom.name()), nullptr);
+  EXPECT_EQ((*Find(report, dom.name()))["mode"], "advise");
+
+  daemon.Signal(SIGTERM);
+  ProcessResult done = daemon.Wait(30);
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(Pinning(dom)[0], original);
+  ASSERT_TRUE(dom.Destroy().ok());
+}
+
+}  // namespace
+}  // namespace numavm
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new numavm::testing::LibvirtEnv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,52 @@
+#include "cli/daemon_config.h"
+
+#include <gtest/gtest.h>
+
+namespace numavm {
+namespace {
+
+TEST(DaemonConfig, ShippedExampleLoads) {
+  DaemonFlags flags;
+  flags.config_path = std::string(NUMAVM_SOURCE_DIR) + "/configs/numavm-daemon.toml";
+  absl::StatusOr<DaemonConfig> c = ResolveDaemonConfig(flags);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->metrics_address, "127.0.0.1");
+  EXPECT_EQ(c->metrics_port, 9464);
+}
+
+TEST(DaemonConfig, FileThenFlags) {
+  DaemonConfig c;
+  ASSERT_TRUE(ApplyDaemonToml("[daemon]\nmode = \"advise\"\ninterval = \"2s\"\n"
+                              "domains = [\"a\", \"b\"]\nmigrate_rate = \"1G\"\n"
+                              "[metrics]\nport = 0\n",
+                              "d.toml", c)
+                  .ok());
+  EXPECT_EQ(c.mode, DomainMode::kAdvise);
+  EXPECT_EQ(c.interval, absl::Seconds(2));
+  EXPECT_EQ(c.domains, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c.migrate_bytes_per_second, 1ull << 30);
+  EXPECT_EQ(c.metrics_port, 0);
+}
+
+TEST(DaemonConfig, BadInputNamesTheProblem) {
+  struct Bad {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"[daemon]\nmode = \"sideways\"\n", "unknown mode 'sideways'"},
+      {"[daemon]\ninterval = \"1ms\"\n", "at least 100ms"},
+      {"[daemon]\ncolour = 1\n", "unknown key 'colour' in [daemon]"},
+      {"[metrics]\nport = 70000\n", "port 70000"},
+      {"[daemon]\ndomains = \"a\"\n", "daemon.domains must be a list"},
+      {"[daemon\n", "d.toml: line 1"},
+  };
+  for (const Bad& b : cases) {
+    DaemonConfig c;
+    absl::Status s = ApplyDaemonToml(b.text, "d.toml", c);
+    ASSERT_FALSE(s.ok()) << b.text;
+    EXPECT_NE(s.message().find(b.message), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace numavm

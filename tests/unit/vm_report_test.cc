@@ -1,0 +1,63 @@
+#include "balancer/report/vm_report.h"
+
+#include <gtest/gtest.h>
+
+namespace numavm {
+namespace {
+
+VmReport Sample() {
+  VmReport r;
+  r.name = "web \"1\"";
+  r.kind = "libvirt";
+  r.manager = "numavm daemon";
+  r.vcpus = 4;
+  r.memory_bytes = 1 << 30;
+  r.memory_per_node = {{0, 3 << 28}, {1, 1 << 28}};
+  r.vcpus_per_node = {{0, 4}};
+  r.pages_migrated = 7;
+  r.access_locality = 0.5;
+  return r;
+}
+
+TEST(VmReport, PlacementLocalityIsVcpuShareTimesMemoryShare) {
+  EXPECT_DOUBLE_EQ(PlacementLocality({{0, 4}}, {{0, 3}, {1, 1}}), 0.75);
+  EXPECT_DOUBLE_EQ(PlacementLocality({{0, 2}, {1, 2}}, {{0, 1}, {1, 1}}), 0.5);
+  EXPECT_DOUBLE_EQ(PlacementLocality({{1, 2}}, {{0, 5}}), 0.0);
+  EXPECT_DOUBLE_EQ(PlacementLocality({}, {{0, 5}}), 0.0);
+}
+
+TEST(VmReport, JsonRoundTrips) {
+  absl::StatusOr<VmReport> back = VmReportFromJson(ToJson(Sample()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->name, "web \"1\"");
+  EXPECT_EQ(back->memory_per_node, Sample().memory_per_node);
+  EXPECT_EQ(back->vcpus_per_node, Sample().vcpus_per_node);
+  EXPECT_EQ(back->pages_migrated, 7u);
+  ASSERT_TRUE(back->access_locality.has_value());
+  EXPECT_DOUBLE_EQ(*back->access_locality, 0.5);
+  EXPECT_FALSE(VmReportFromJson(nlohmann::json::array()).ok());
+  nlohmann::json bad = ToJson(Sample());
+  bad["memory_per_node"] = {{"zero", 1}};
+  EXPECT_FALSE(VmReportFromJson(bad).ok());
+}
+
+TEST(VmReport, PrometheusTextHasOneSeriesPerVmAndNodeWithEscapedLabels) {
+  const std::string text = ReportsToPrometheus({Sample()});
+  EXPECT_NE(text.find("# TYPE numavm_vm_pages_migrated_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("numavm_vm_vcpus{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 4\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("numavm_vm_node_memory_bytes{vm=\"web \\\"1\\\"\",kind=\"libvirt\",node=\"1\"} 268435456\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("numavm_vm_access_locality{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 0.500000\n"),
+            std::string::npos);
+  // Every line is a comment or "series value".
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# ", 0) == 0) continue;
+    EXPECT_NE(line.rfind("numavm_vm_", 0), std::string::npos) << line;
+    EXPECT_NE(line.find("} "), std::string::npos) << line;
+  }
+}
+
+}  // namespace
+}  // namespace numavm
