@@ -28,15 +28,36 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   counters_.migration_failures += delta.migration_failures;
   counters_.migrations_deferred += delta.migrations_deferred;
   counters_.vcpu_moves += delta.vcpu_moves;
+  counters_.remigrations += delta.remigrations;
   counters_.cpu_time += delta.cpu_time;
   counters_.groups = delta.groups;
   ++counters_.periods;
-  window_.emplace_back(delta.attributed, delta.local);
-  if (window_.size() > kLocalityWindow) window_.pop_front();
+  // The window: the last kLocalityWindow periods, and none older than
+  // kLocalityWindowTime (long adaptive periods would otherwise keep the
+  // first, unbalanced minutes in "where locality is now").
+  window_.push_back({now, delta.attributed, delta.local});
+  while (window_.size() > kLocalityWindow ||
+         (window_.size() > 1 && now - window_.front().at > kLocalityWindowTime)) {
+    window_.pop_front();
+  }
   counters_.window_attributed = counters_.window_local = 0;
-  for (const auto& [attributed, local] : window_) {
+  for (const auto& [at, attributed, local] : window_) {
     counters_.window_attributed += attributed;
     counters_.window_local += local;
+  }
+  if (delta.attributed > 0) {
+    counters_.locality_series.emplace_back(absl::ToDoubleSeconds(now), counters_.window_locality());
+    if (counters_.locality_series.size() > kSeriesPoints) {
+      std::vector<std::pair<double, double>> half;
+      for (size_t i = 0; i < counters_.locality_series.size(); i += 2) {
+        half.push_back(counters_.locality_series[i]);
+      }
+      counters_.locality_series = std::move(half);
+    }
+  }
+  counters_.vcpu_nodes.resize(delta.vcpu_nodes.size(), -1);
+  for (size_t v = 0; v < delta.vcpu_nodes.size(); ++v) {
+    if (delta.vcpu_nodes[v] >= 0) counters_.vcpu_nodes[v] = delta.vcpu_nodes[v];
   }
   counters_.state_bytes = pages_.memory_bytes() +
                           sizeof(double) * faults_.vcpus() * (topology_.node_count() + faults_.vcpus());
@@ -86,13 +107,30 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   absl::StatusOr<std::vector<int>> page_nodes = view_.PageNodes(gfns);
   if (!page_nodes.ok()) return page_nodes.status();
   const int vcpus = faults_.vcpus();
+  if (now - epoch_start_ >= absl::Seconds(10)) {
+    // A new re-migration epoch: this epoch's marks become the previous one's.
+    for (uint64_t g = 0; g < pages_.size(); ++g) {
+      PageState& p = pages_.at(g);
+      const bool now_set = p.flags & PageState::kMovedNow;
+      p.flags &= static_cast<uint8_t>(~(PageState::kMovedNow | PageState::kMovedBefore));
+      if (now_set) p.flags |= PageState::kMovedBefore;
+    }
+    epoch_start_ = now;
+  }
   const std::vector<int> previous_vcpu = RecordSharing(batch, *page_nodes);
   // Locality is judged where vCPUs ran; the policy decides for where they
   // will run after this period's vCPU placement.
   const std::vector<int> running = view_.VcpuNodes();
-  const std::vector<int> vcpu_nodes = PlaceVcpus(running, now, delta);
-  // The nodes each multi-vCPU group runs on.
+  delta.vcpu_nodes = running;
+  if (!first_batch_) first_batch_ = now;
+  const bool warming_up = now - *first_batch_ < config_.warmup;
+  // vCPUs get homes only after the warm-up too: a home given before the
+  // groups are known can split a group, and undoing that needs swaps.
+  const std::vector<int> vcpu_nodes = PlaceVcpus(running, now, warming_up, delta);
+  // The nodes each multi-vCPU group runs on, and the one of them holding
+  // most of the group's memory (where shared pages are pulled to).
   std::vector<std::vector<bool>> group_nodes(vcpus);
+  std::vector<int> group_primary(vcpus, -1);
   for (int v = 0; v < vcpus; ++v) {
     const int g = group_[v];
     if (group_size_[g] < 2) continue;
@@ -101,10 +139,21 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       group_nodes[g][vcpu_nodes[v]] = true;
     }
   }
+  for (int g = 0; g < vcpus; ++g) {
+    if (group_nodes[g].empty()) continue;
+    std::vector<double> faults(topology_.node_count(), 0.0);
+    for (int v = 0; v < vcpus; ++v) {
+      if (group_[v] != g) continue;
+      for (int n = 0; n < topology_.node_count(); ++n) faults[n] += faults_.of(v)[n];
+    }
+    for (int n = 0; n < topology_.node_count(); ++n) {
+      if (group_nodes[g][n] && (group_primary[g] < 0 || faults[n] > faults[group_primary[g]])) {
+        group_primary[g] = n;
+      }
+    }
+  }
 
   absl::flat_hash_set<uint64_t> decided;  // a page sampled twice in a batch moves once
-  if (!first_batch_) first_batch_ = now;
-  const bool warming_up = now - *first_batch_ < config_.warmup;
   std::vector<std::pair<uint64_t, int>> moves;
   for (size_t i = 0; i < batch.size(); ++i) {
     const AccessSample& s = batch[i];
@@ -132,6 +181,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
           previous_vcpu[i] >= 0 && group_[previous_vcpu[i]] == group_[s.vcpu];
       group.on_group_nodes = nodes[page_node];
       group.group_spans_nodes = std::count(nodes.begin(), nodes.end(), true) > 1;
+      group.primary_node = group_primary[group_[s.vcpu]];
     }
     PageVerdict v = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page,
                                  group);
@@ -142,6 +192,11 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       continue;
     }
     if (!decided.insert(s.gfn).second) continue;
+    if (mode_ == BalanceMode::kOn) {
+      PageState& moved = pages_.at(s.gfn);
+      if (moved.flags & (PageState::kMovedNow | PageState::kMovedBefore)) ++delta.remigrations;
+      moved.flags |= PageState::kMovedNow;
+    }
     if (advice_) advice_(s.gfn, page_node, v.to_node, v.reason);
     if (mode_ == BalanceMode::kOn) moves.emplace_back(s.gfn, v.to_node);
   }
@@ -157,31 +212,35 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
 
 bool VmBalancer::MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
                           BalancerCounters& delta) {
-  ++delta.decisions["vcpu-move"];
+  // Pinning a vCPU where it runs gives it a home; only a change of node is a move.
+  const bool moves = effective[v] != node;
+  ++delta.decisions[moves ? "vcpu-move" : "vcpu-home"];
   if (mode_ != BalanceMode::kOn) return false;
   if (!view_.PinVcpu(v, node).ok()) {
     ++delta.decisions["vcpu-pin-failed"];
     return false;
   }
-  if (effective[v] >= 0 && effective[v] < topology_.node_count()) --load[effective[v]];
+  if (home_[v] >= 0 && home_[v] < topology_.node_count()) --load[home_[v]];
   home_[v] = node;
   ++load[node];
   effective[v] = node;
-  ++delta.vcpu_moves;
+  if (moves) ++delta.vcpu_moves;
   return true;
 }
 
 std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::Duration now,
-                                        BalancerCounters& delta) {
+                                        bool warming_up, BalancerCounters& delta) {
   const int vcpus = faults_.vcpus();
   const int nodes = topology_.node_count();
   std::vector<int> effective(vcpus, -1);
-  std::vector<int> load(nodes, 0);  // this VM's vCPUs on each node
+  // This VM's vCPUs with a home on each node. vCPUs without one run where
+  // the host scheduler puts them and count nowhere until they get one.
+  std::vector<int> load(nodes, 0);
   for (int v = 0; v < vcpus; ++v) {
     effective[v] = home_[v] >= 0                             ? home_[v]
                    : v < static_cast<int>(running.size()) ? running[v]
                                                             : -1;
-    if (effective[v] >= 0 && effective[v] < nodes) ++load[effective[v]];
+    if (home_[v] >= 0 && home_[v] < nodes) ++load[home_[v]];
   }
 
   GroupingInput grouping{shared_, group_samples_, config_.cells};
@@ -202,6 +261,11 @@ std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::D
   // happened to touch the memory first.
   int cpu_nodes = 0;
   for (const NumaNode& n : topology_.nodes) cpu_nodes += n.cpus.empty() ? 0 : 1;
+  if (cpu_nodes <= 1 || warming_up) {
+    // One node with CPUs: nothing to place. Warming up: not yet.
+    DecayStats(now);
+    return effective;
+  }
   const int fair = cpu_nodes == 0 ? vcpus : (vcpus + cpu_nodes - 1) / cpu_nodes;
   std::vector<int> cap(nodes);
   for (int n = 0; n < nodes; ++n) {
@@ -222,7 +286,7 @@ std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::D
     for (int n = 0; n < nodes; ++n) free[n] -= load[n];
     for (int v : m) {
       for (int n = 0; n < nodes; ++n) demand.faults_per_node[n] += faults_.of(v)[n];
-      if (effective[v] >= 0 && effective[v] < nodes) ++free[effective[v]];
+      if (home_[v] >= 0 && home_[v] < nodes) ++free[home_[v]];
     }
     const std::vector<int> target = PlaceGroups(topology_, {demand}, free)[0];
     if (target.empty()) {
@@ -274,13 +338,48 @@ std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::D
     if (members[group[v]].size() > 1) continue;
     const int current = effective[v];
     const int preferred = PreferredNode(topology_, faults_.of(v), current);
-    if (preferred < 0 || preferred == current) continue;
-    if (load[preferred] >= cap[preferred]) {
+    if (preferred < 0) continue;  // no evidence yet
+    if (home_[v] >= 0) {
+      if (preferred == current) continue;
+      if (load[preferred] >= cap[preferred]) {
+        ++delta.decisions["vcpu-node-full"];
+        continue;
+      }
+      MoveVcpu(v, preferred, effective, load, delta);
+      continue;
+    }
+    // No home yet: the preferred node if it has room, else the best node
+    // that has (below). Left unpinned, the host scheduler would move the vCPU
+    // between nodes and its pages would look shared.
+    int target = load[preferred] < cap[preferred] ? preferred : -1;
+    // Else where it runs now, if there is room: moving it only closer to
+    // memory that will come to it anyway would cost a move for nothing.
+    if (target < 0 && current >= 0 && current < nodes && !topology_.nodes[current].cpus.empty() &&
+        load[current] < cap[current]) {
+      target = current;
+    }
+    for (int n = 0; n < nodes && target < 0; ++n) {
+      if (topology_.nodes[n].cpus.empty() || load[n] >= cap[n]) continue;
+      int best = n;
+      for (int k = n + 1; k < nodes; ++k) {
+        if (!topology_.nodes[k].cpus.empty() && load[k] < cap[k] &&
+            NodeScore(topology_, faults_.of(v), k) > NodeScore(topology_, faults_.of(v), best)) {
+          best = k;
+        }
+      }
+      target = best;
+    }
+    if (target < 0) {
       ++delta.decisions["vcpu-node-full"];
       continue;
     }
-    MoveVcpu(v, preferred, effective, load, delta);
+    MoveVcpu(v, target, effective, load, delta);
   }
+  DecayStats(now);
+  return effective;
+}
+
+void VmBalancer::DecayStats(absl::Duration now) {
   // Forget by elapsed time: half of it every fault_half_life.
   const absl::Duration elapsed = last_batch_ ? now - *last_batch_ : absl::ZeroDuration();
   last_batch_ = now;
@@ -293,7 +392,6 @@ std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::D
     for (double& s : row) s *= keep;
   }
   for (double& s : group_samples_) s *= keep;
-  return effective;
 }
 
 BalancerCounters VmBalancer::counters() const {

@@ -36,6 +36,7 @@ struct BalancerCounters {
   uint64_t migration_failures = 0;  // failed or no memory on the destination
   uint64_t migrations_deferred = 0; // over the rate limit or busy
   uint64_t vcpu_moves = 0;          // vCPUs given a new home node
+  uint64_t remigrations = 0;        // moves of a page that moved 10-20 s before or less
   uint64_t periods = 0;             // batches seen
   // The last kLocalityWindow periods only: where locality is now.
   uint64_t window_attributed = 0;
@@ -43,6 +44,11 @@ struct BalancerCounters {
   absl::Duration cpu_time;          // the balancer's own (stats, policy, actuation)
   uint64_t state_bytes = 0;         // memory of its per-page and per-vCPU state
   int groups = 0;                   // vCPU groups now (vCPUs sharing memory)
+  std::vector<int> vcpu_nodes;      // node index each vCPU last ran on (-1: never seen)
+  // (seconds, locality over the last kLocalityWindow periods), one point
+  // per period with attributed samples, at most kSeriesPoints (then every
+  // other point is dropped).
+  std::vector<std::pair<double, double>> locality_series;
   std::map<std::string, uint64_t> decisions;  // reason -> count
   double locality() const {
     return attributed == 0 ? 0.0 : static_cast<double>(local) / attributed;
@@ -52,7 +58,9 @@ struct BalancerCounters {
   }
 };
 
-inline constexpr int kLocalityWindow = 10;  // periods
+inline constexpr size_t kLocalityWindow = 10;  // periods
+inline constexpr absl::Duration kLocalityWindowTime = absl::Seconds(10);
+inline constexpr size_t kSeriesPoints = 1000;
 
 struct BalancerConfig {
   PagePolicyConfig page;
@@ -97,7 +105,9 @@ class VmBalancer final {
   // hysteresis, within the node's CPUs): vCPUs that share memory together,
   // the others spread; returns each vCPU's effective node.
   std::vector<int> PlaceVcpus(const std::vector<int>& running, absl::Duration now,
-                              BalancerCounters& delta);
+                              bool warming_up, BalancerCounters& delta);
+  // Halves the fault and grouping statistics per fault_half_life.
+  void DecayStats(absl::Duration now);
   // Pins `v` to `node`; false if the move is only advised or failed.
   bool MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
                 BalancerCounters& delta);
@@ -113,6 +123,7 @@ class VmBalancer final {
   std::vector<int> home_;  // node index each vCPU is pinned to, -1: none
   std::optional<absl::Duration> last_batch_;
   std::optional<absl::Duration> first_batch_;
+  absl::Duration epoch_start_;  // of the re-migration epochs
   // Grouping evidence, decayed more slowly than the fault counts (it is
   // sparser): co-access between vCPUs, each vCPU's samples, current links.
   std::vector<std::vector<double>> shared_;
@@ -120,7 +131,11 @@ class VmBalancer final {
   std::vector<std::vector<bool>> linked_;
   std::vector<int> group_;                   // group id per vCPU (its smallest vCPU)
   std::vector<int> group_size_;              // by group id
-  std::deque<std::pair<uint64_t, uint64_t>> window_;  // (attributed, local) per period
+  struct PeriodLocality {
+    absl::Duration at;
+    uint64_t attributed = 0, local = 0;
+  };
+  std::deque<PeriodLocality> window_;
 
   mutable absl::Mutex mu_;
   BalancerCounters counters_ ABSL_GUARDED_BY(mu_);

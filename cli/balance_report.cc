@@ -14,7 +14,8 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"attributed", c.attributed},
           {"local", c.local},
           {"access_locality", ratio(c.attributed, c.locality())},
-          {"window_periods", kLocalityWindow},
+          {"window_periods_max", kLocalityWindow},
+          {"window_seconds_max", absl::ToDoubleSeconds(kLocalityWindowTime)},
           {"window_access_locality", ratio(c.window_attributed, c.window_locality())},
           {"periods", c.periods},
           {"pages_migrated", c.pages_migrated},
@@ -22,9 +23,12 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"migration_failures", c.migration_failures},
           {"migrations_deferred", c.migrations_deferred},
           {"vcpu_moves", c.vcpu_moves},
+          {"remigrations", c.remigrations},
           {"vcpu_groups", c.groups},
           {"cpu_seconds", absl::ToDoubleSeconds(c.cpu_time)},
           {"state_bytes", c.state_bytes},
+          {"vcpu_nodes", c.vcpu_nodes},
+          {"locality_series", c.locality_series},
           {"decisions", c.decisions}};
 }
 
@@ -34,7 +38,7 @@ std::string BalancerCountersText(const BalancerCounters& c) {
     absl::StrAppend(&out, absl::StrFormat("access locality %.1f%% (%u of %u attributed samples",
                                           100.0 * c.locality(), c.local, c.attributed));
     if (c.window_attributed) {
-      absl::StrAppend(&out, absl::StrFormat("; last %d periods %.1f%%", kLocalityWindow,
+      absl::StrAppend(&out, absl::StrFormat("; recent %.1f%%",
                                             100.0 * c.window_locality()));
     }
     absl::StrAppend(&out, ")");

@@ -12,7 +12,7 @@
 namespace numavm {
 
 nlohmann::json BalancerCountersToJson(const BalancerCounters& c);
-// "access locality 93.0% (last 10 periods 99.1%), 120 pages migrated (480K),
+// "access locality 93.0% (... recent 99.1%), 120 pages migrated (480K),
 // 0 failed, 1 vCPU moves, 2 groups, balancer CPU 0.004 s"
 std::string BalancerCountersText(const BalancerCounters& c);
 

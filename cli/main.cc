@@ -85,6 +85,10 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "page migration limit per second for this VM, e.g. 256M (default 256M)");
   run->add_option("--stats-interval", flags.stats_interval,
                   "print live counters on stderr this often, e.g. 1s (default: only at exit)");
+  run->add_flag("--migrate-churn", flags.migrate_churn,
+                "integrity exercise: every scan period move all resident guest memory to the "
+                "next node (round robin), within --migrate-rate, while the guest runs; run it "
+                "with the verify payload (needs 2+ nodes with memory)");
   run->add_option("--record", flags.record,
                   "save the sampled access stream (vCPU, page, kind, time per period) to "
                   "FILE for 'numavm replay'");
@@ -101,7 +105,7 @@ void AddReplayCommand(CLI::App& app, numavm::ReplayFlags& flags) {
   replay->footer(
       "\nThe model starts vCPUs in blocks over the nodes (as --placement=hard does) and "
       "first-touches memory on vCPU 0's node (boot) or where each page was first sampled "
-      "(sampled). Locality is compared over the last 10 periods, when the balancer has "
+      "(sampled). Locality is compared over the last 10 periods (at most 10 s), when the balancer has "
       "had its chance.\n"
       "Example: numavm run --payload numa02 --vcpus 2 --memory 64M --scan-window 64M "
       "--scan-period 200ms --record numa02.trace -- seconds=20\n"

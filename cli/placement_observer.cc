@@ -21,6 +21,10 @@ void PlacementObserver::OnVcpuThreadStart(int vcpu, pid_t tid) {
 }
 
 void PlacementObserver::OnLayout(const LayoutHint& hint) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (layouts_.size() < 4096) layouts_.push_back(hint);
+  }
   if (plan_.mode() == StaticPlacement::kNone || memory_ == nullptr) return;
   // mbind works on whole pages: shrink the range to the pages inside it.
   const uint64_t page = BackingAlignment(memory_->backing());
@@ -37,6 +41,11 @@ void PlacementObserver::OnLayout(const LayoutHint& hint) {
   }
   absl::MutexLock lock(&mu_);
   bound_bytes_ += last - first;
+}
+
+std::vector<LayoutHint> PlacementObserver::layouts() const {
+  absl::MutexLock lock(&mu_);
+  return layouts_;
 }
 
 std::vector<std::string> PlacementObserver::warnings() const {

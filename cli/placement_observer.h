@@ -26,6 +26,10 @@ class PlacementObserver final : public GuestObserver {
   void OnVcpuThreadStart(int vcpu, pid_t tid) override;
   void OnLayout(const LayoutHint& hint) override;
 
+  // Every layout the guest declared (with or without --placement): which
+  // vCPUs use which memory, for the placement-locality figure.
+  std::vector<LayoutHint> layouts() const;
+
   // Problems met while placing (placement never stops the VM).
   std::vector<std::string> warnings() const;
   uint64_t bound_bytes() const;
@@ -39,6 +43,7 @@ class PlacementObserver final : public GuestObserver {
   mutable absl::Mutex mu_;
   std::vector<std::string> warnings_ ABSL_GUARDED_BY(mu_);
   uint64_t bound_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<LayoutHint> layouts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace numavm

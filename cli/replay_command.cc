@@ -49,6 +49,7 @@ nlohmann::json ToJson(const AccessTrace& trace, const ReplayFlags& flags,
                 {"pages_per_node", r.pages_per_node}};
   j["balance"] = BalancerCountersToJson(c);
   j["balance"]["remigrations_within_10s"] = r.remigrations;
+  j["balance"]["bounces_within_10s"] = r.bounces;
   j["oracle"] = {{"vcpu_nodes", r.oracle.vcpu_nodes},
                  {"access_locality", r.oracle.locality},
                  {"min_page_moves", r.oracle.min_page_moves},
@@ -74,13 +75,14 @@ std::string ToTable(const AccessTrace& trace, const ReplayFlags& flags,
   absl::StrAppend(&out, "vCPU nodes: start ", absl::StrJoin(r.vcpu_start, " "), "; end ",
                   absl::StrJoin(r.vcpu_end, " "), "\n");
   absl::StrAppend(&out, "balancer:  ", BalancerCountersText(c), "\n");
-  absl::StrAppend(&out, absl::StrFormat("           %u re-migrations of a page within 10 s\n",
-                                        r.remigrations));
+  absl::StrAppend(&out, absl::StrFormat(
+      "           %u re-migrations of a page within 10 s, %u of them back to where it was\n",
+      r.remigrations, r.bounces));
   absl::StrAppend(&out, absl::StrFormat(
       "oracle:    access locality %.1f%%, at least %u page moves (%u pages sampled)\n",
       100 * r.oracle.locality, r.oracle.min_page_moves, r.oracle.pages));
   absl::StrAppend(&out, absl::StrFormat(
-      "versus oracle: locality (last %d periods) %.2f x, page moves %.2f x\n", kLocalityWindow,
+      "versus oracle: recent locality %.2f x, page moves %.2f x\n",
       Ratio(c.window_locality(), r.oracle.locality),
       Ratio(static_cast<double>(c.pages_migrated), static_cast<double>(r.oracle.min_page_moves))));
   absl::StrAppend(&out, "memory per model node:");

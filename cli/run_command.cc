@@ -10,13 +10,16 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/topology/topology.h"
 #include "absl/strings/str_format.h"
 #include "base/size.h"
 #include "cli/exit_codes.h"
 #include "cli/live_stats.h"
+#include "cli/migration_churn.h"
 #include "cli/payload_path.h"
+#include "cli/placement_locality.h"
 #include "cli/placement_observer.h"
 #include "cli/run_registration.h"
 #include "cli/run_report.h"
@@ -187,6 +190,14 @@ int RunCommand(const RunFlags& flags) {
       {options.sampling.period, adaptive ? options.sampling.period_max : options.sampling.period});
   BalancerCounters last_counters;
   std::unique_ptr<SamplingLoop> sampling;
+  std::unique_ptr<MigrationChurn> churn;
+  if (options.migrate_churn) {
+    churn = std::make_unique<MigrationChurn>(*topology, (*vm)->memory(), &limiter,
+                                             BackingAlignment(options.vm.backing));
+    if (!churn->possible()) {
+      summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
+    }
+  }
   auto consume = [&](const AccessBatch& batch) {
     if (record) record->Append((*vm)->Elapsed(), batch);
     if (!balancing.load()) return;
@@ -225,6 +236,17 @@ int RunCommand(const RunFlags& flags) {
                     getpid()),
        std::string(BalanceModeName(options.balance.mode)), &*topology, vm->get(), &view, &balancer,
        BackingAlignment(options.vm.backing)});
+  // The churn runs on its own clock, whatever the sampler does.
+  std::atomic<bool> churning{churn != nullptr && churn->possible()};
+  std::thread churn_thread;
+  if (churning) {
+    churn_thread = std::thread([&] {
+      while (churning.load()) {
+        churn->Step((*vm)->Elapsed());
+        absl::SleepFor(options.sampling.period);
+      }
+    });
+  }
   {
     SignalWatcher watcher(**vm);
     std::unique_ptr<LiveStats> live;
@@ -239,10 +261,9 @@ int RunCommand(const RunFlags& flags) {
           SamplerStats st = (*sampler)->stats();
           BalancerCounters bc = balancer.counters();
           absl::StrAppend(&line, absl::StrFormat(
-              " | %u samples, locality %s (last %d periods %s), %u pages migrated, %u vCPU "
+              " | %u samples, locality %s (recent %s), %u pages migrated, %u vCPU "
               "moves, scan period %s",
               st.samples, bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
-              kLocalityWindow,
               bc.window_attributed ? absl::StrFormat("%.1f%%", 100 * bc.window_locality()) : "-",
               bc.pages_migrated, bc.vcpu_moves,
               absl::FormatDuration(sampling ? sampling->period() : options.sampling.period)));
@@ -252,6 +273,8 @@ int RunCommand(const RunFlags& flags) {
     }
     summary.outcome = (*vm)->Run();
   }
+  churning.store(false);
+  if (churn_thread.joinable()) churn_thread.join();
   registration.reset();
   if (sampling) {
     sampling->Stop();
@@ -266,6 +289,11 @@ int RunCommand(const RunFlags& flags) {
     }
   }
   summary.balance.counters = balancer.counters();
+  if (churn) {
+    summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations, ",
+                                         churn->failed(), " failed"));
+    summary.balance.counters.pages_migrated += churn->moved();
+  }
   summary.balance.error = balance_error;
   if (record) {
     if (absl::Status s = record->Close(); s.ok()) {
@@ -283,6 +311,14 @@ int RunCommand(const RunFlags& flags) {
       // Pages the hinting-fault scanner left unmapped still live somewhere.
       (void)MapResidentPages(ranges.back(), BackingAlignment(options.vm.backing));
     }
+  }
+  {
+    std::vector<int> vcpu_node_ids;
+    for (int n : summary.balance.counters.vcpu_nodes) {
+      vcpu_node_ids.push_back(n >= 0 && n < topology->node_count() ? topology->nodes[n].id : -1);
+    }
+    summary.placement_locality =
+        LayoutPlacementLocality(placement.layouts(), (*vm)->memory(), vcpu_node_ids);
   }
   absl::StatusOr<NodeUsage> usage =
       QueryPageNodes(0, ranges, BackingAlignment(options.vm.backing));

@@ -204,6 +204,7 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
     options.stats_interval = *d;
   }
+  options.migrate_churn = flags.migrate_churn;
   if (flags.record) {
     if (flags.record->empty()) return absl::InvalidArgumentError("--record: empty file name");
     options.record_path = *flags.record;

@@ -48,6 +48,7 @@ struct RunOptions {
   BalanceOptions balance;
   absl::Duration stats_interval = absl::ZeroDuration();  // 0: no live stats
   std::string record_path;  // --record: the sampled access stream goes here
+  bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -72,6 +73,7 @@ struct RunFlags {
   std::optional<std::string> migrate_rate;
   std::optional<std::string> stats_interval;
   std::optional<std::string> record;
+  bool migrate_churn = false;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

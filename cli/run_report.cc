@@ -116,6 +116,8 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   j["balance"] = BalancerCountersToJson(b.counters);
   j["balance"]["mode"] = b.mode;
   j["balance"]["error"] = b.error;
+  j["placement_locality"] =
+      s.placement_locality ? nlohmann::json(*s.placement_locality) : nlohmann::json(nullptr);
   j["console_lines"] = r.console;
   j["notes"] = s.notes;
   return j;
@@ -193,6 +195,11 @@ std::string SummaryToTable(const RunSummary& s) {
                                           FormatSize(s.memory->not_present_bytes)));
   } else {
     absl::StrAppend(&out, "  unavailable: ", s.memory_error, "\n");
+  }
+  if (s.placement_locality) {
+    absl::StrAppend(&out, absl::StrFormat(
+        "placement locality: %.1f%% of the memory the payload declared per vCPU is on its vCPU's node\n",
+        100 * *s.placement_locality));
   }
   for (const std::string& note : s.notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;

@@ -44,6 +44,8 @@ struct RunSummary {
   std::optional<NodeUsage> memory;  // absent if the query failed
   std::string memory_error;
   std::vector<std::string> notes;   // placement notes and warnings
+  // Declared per-vCPU memory on its vCPUs' nodes (cli/placement_locality.h).
+  std::optional<double> placement_locality;
   SamplingSummary sampling;
   BalanceSummary balance;
 };

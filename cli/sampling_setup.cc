@@ -1,5 +1,7 @@
 #include "cli/sampling_setup.h"
 
+#include "vmm/guest_abi.h"
+
 #include "absl/strings/str_cat.h"
 #include "balancer/policy/scan_gate.h"
 #include "base/size.h"
@@ -70,8 +72,26 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
         }
         return -1;
       };
-      auto s = HintFaultSampler::Create(GuestRamOf(vm), options.window_bytes, vcpus, vcpu_of,
-                                        clock);
+      // Hinting faults cover the guest's heap only: below it are the VMM's
+      // page tables, boot info and mailboxes and the payload image, which
+      // every vCPU touches all the time. Zapping those would stall every
+      // vCPU on its own page tables, and their samples say nothing about
+      // where the workload's memory belongs (they would link every vCPU
+      // into one group).
+      std::vector<GuestRamRegion> ram = GuestRamOf(vm);
+      std::vector<GuestRamRegion> heap;
+      for (GuestRamRegion r : ram) {
+        if (r.gpa + r.bytes <= abi::kHeapStart) continue;
+        if (r.gpa < abi::kHeapStart) {
+          const uint64_t skip = abi::kHeapStart - r.gpa;
+          r.gpa += skip;
+          r.host += skip;
+          r.bytes -= skip;
+        }
+        heap.push_back(r);
+      }
+      auto s = HintFaultSampler::Create(heap.empty() ? ram : heap, options.window_bytes, vcpus,
+                                        vcpu_of, clock);
       if (!s.ok()) return s.status();
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }

@@ -21,7 +21,10 @@ PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
                          const PageGroupContext& group) {
   const bool pull = group.shared_within_group && !group.on_group_nodes && destination_has_room &&
                     !(state.flags & PageState::kCrossGroup);
-  auto pulled = [&] { return PageVerdict{PageReason::kGroupPull, accessing_node}; };
+  auto pulled = [&] {
+    return PageVerdict{PageReason::kGroupPull,
+                       group.primary_node >= 0 ? group.primary_node : accessing_node};
+  };
   if (accessing_node < 0 || accessing_node >= PageState::kNoNode) {
     return {PageReason::kUnattributed};
   }

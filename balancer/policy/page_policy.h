@@ -13,8 +13,8 @@
 // Shared pages and vCPU groups (policy/vcpu_groups.h): a page that keeps
 // changing vCPUs (PageState::shared_by_vcpus) is shared even when its
 // samples come from one node; it moves only when its vCPUs are one group and
-// the page is on none of the group's nodes: then to the accessing vCPU's node
-// (kGroupPull), where it stays. A page two groups share
+// the page is on none of the group's nodes: then to the group's primary node
+// (kGroupPull; the accessing vCPU's node if there is none), where it stays. A page two groups share
 // (PageState::kCrossGroup) is pulled by neither. Until the group is known it stays put - no
 // move now that the group's placement would undo (the kernel's numa_group
 // rules, simplified).
@@ -60,6 +60,7 @@ struct PageGroupContext {
   bool shared_within_group = false;  // the previous sample came from the same group
   bool on_group_nodes = false;       // the page is on a node the group runs on
   bool group_spans_nodes = false;    // the group runs on more than one node
+  int primary_node = -1;             // the group's node holding most of its memory
 };
 
 PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,

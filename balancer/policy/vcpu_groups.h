@@ -18,8 +18,8 @@
 namespace numavm {
 
 struct GroupingConfig {
-  double join = 0.05;
-  double leave = 0.02;
+  double join = 0.15;
+  double leave = 0.05;
   double min_shared = 16;
 };
 

@@ -72,13 +72,14 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
       if (limiter_ != nullptr) limiter_->GiveBack(kPageBytes);
       continue;
     }
-    --used_[page_node_[gfn]];
+    const int from = page_node_[gfn];
+    --used_[from];
     ++used_[node];
     page_node_[gfn] = static_cast<int8_t>(node);
     ++out.moved;
     out.bytes_moved += kPageBytes;
     ++page_moves_;
-    history_.emplace_back(gfn, now);
+    history_.push_back({gfn, now, from, node});
   }
   return out;
 }
@@ -86,10 +87,25 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
 uint64_t ModelPlacementView::remigrations(absl::Duration window) const {
   std::unordered_map<uint64_t, absl::Duration> last;
   uint64_t n = 0;
-  for (const auto& [gfn, at] : history_) {
-    auto it = last.find(gfn);
-    if (it != last.end() && at - it->second <= window) ++n;
-    last[gfn] = at;
+  for (const Move& m : history_) {
+    auto it = last.find(m.gfn);
+    if (it != last.end() && m.at - it->second <= window) ++n;
+    last[m.gfn] = m.at;
+  }
+  return n;
+}
+
+uint64_t ModelPlacementView::bounces(absl::Duration window) const {
+  std::unordered_map<uint64_t, std::vector<const Move*>> moves;
+  uint64_t n = 0;
+  for (const Move& m : history_) {
+    for (const Move* earlier : moves[m.gfn]) {
+      if (earlier->from == m.to && m.at - earlier->at <= window) {
+        ++n;
+        break;
+      }
+    }
+    moves[m.gfn].push_back(&m);
   }
   return n;
 }

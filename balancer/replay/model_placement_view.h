@@ -38,6 +38,8 @@ class ModelPlacementView final : public PlacementView {
   uint64_t vcpu_pins() const { return vcpu_pins_; }
   // Moves of a page that had already moved within `window` before.
   uint64_t remigrations(absl::Duration window) const;
+  // Moves of a page back to a node it had left within `window`: ping-pong.
+  uint64_t bounces(absl::Duration window) const;
   std::vector<uint64_t> pages_per_node() const;
 
  private:
@@ -49,8 +51,12 @@ class ModelPlacementView final : public PlacementView {
   RateLimiter* const limiter_;
   uint64_t page_moves_ = 0;
   uint64_t vcpu_pins_ = 0;
-  // Every move's (gfn, time), for re-migration counts.
-  std::vector<std::pair<uint64_t, absl::Duration>> history_;
+  struct Move {
+    uint64_t gfn;
+    absl::Duration at;
+    int from, to;
+  };
+  std::vector<Move> history_;  // for re-migration and bounce counts
 };
 
 }  // namespace numavm

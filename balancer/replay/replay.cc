@@ -115,6 +115,7 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
   result.vcpu_end = view.VcpuNodes();
   result.pages_per_node = view.pages_per_node();
   result.remigrations = view.remigrations(absl::Seconds(10));
+  result.bounces = view.bounces(absl::Seconds(10));
   result.periods = trace.periods.size();
   if (!trace.periods.empty()) result.span = trace.periods.back().at - trace.periods.front().at;
   return result;

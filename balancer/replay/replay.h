@@ -49,6 +49,7 @@ struct ReplayResult {
   std::vector<int> vcpu_start, vcpu_end;
   std::vector<uint64_t> pages_per_node;  // resident pages at the end
   uint64_t remigrations = 0;  // moves of a page that had moved < 10 s before
+  uint64_t bounces = 0;       // moves back to a node the page left < 10 s before
   uint64_t periods = 0;
   absl::Duration span;        // trace time covered
 };

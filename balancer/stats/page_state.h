@@ -28,6 +28,10 @@ struct PageState {
   // Bit 3: shared between vCPU groups (consecutive samples from two groups,
   // beyond a first hand-over): no group may pull it, or two would take turns.
   static constexpr uint8_t kCrossGroup = 1 << 3;
+  // Bits 4-5: a move was asked for in this 10 s epoch / the previous one;
+  // a page asked to move again meanwhile is a re-migration.
+  static constexpr uint8_t kMovedNow = 1 << 4;
+  static constexpr uint8_t kMovedBefore = 1 << 5;
 
 };
 static_assert(sizeof(PageState) == 4);

@@ -65,7 +65,7 @@ TEST_P(ReplayCliTest, RecordedStreamReachesTheOracleOnTwoAndFourNodes) {
       split |= start[v] != start[v < half ? 0 : half];
     }
     const uint64_t moved = j["balance"]["pages_migrated"];
-    EXPECT_LE(j["balance"]["remigrations_within_10s"].get<uint64_t>(), moved / (split ? 5 : 50));
+    EXPECT_LE(j["balance"]["remigrations_within_10s"].get<uint64_t>(), moved / (split ? 3 : 50));
   }
 }
 

@@ -105,7 +105,7 @@ TEST(VcpuGroups, VcpusThatFollowEachOtherOnPagesAreGrouped) {
 
 TEST(VcpuGroups, PrivateVcpusStayAlone) {
   GroupingInput in = FourVcpus();
-  in.shared[0][3] = in.shared[3][0] = 30;  // 3% of their samples
+  in.shared[0][3] = in.shared[3][0] = 100;  // 10% of their samples: bookkeeping pages
   EXPECT_EQ(Group(in), (std::vector<int>{0, 1, 2, 3}));
 }
 
@@ -119,16 +119,16 @@ TEST(VcpuGroups, TooFewSamplesLinkNobody) {
 TEST(VcpuGroups, LinksHaveHysteresis) {
   GroupingInput in = FourVcpus();
   std::vector<std::vector<bool>> linked;
-  in.shared[0][1] = in.shared[1][0] = 200;
+  in.shared[0][1] = in.shared[1][0] = 200;  // 20%: joins
   EXPECT_EQ(GroupVcpus(in, {}, linked), (std::vector<int>{0, 0, 2, 3}));
-  // A quieter period does not split the group...
-  in.shared[0][1] = in.shared[1][0] = 30;
+  // A quieter period (10%) does not split the group...
+  in.shared[0][1] = in.shared[1][0] = 100;
   EXPECT_EQ(GroupVcpus(in, {}, linked), (std::vector<int>{0, 0, 2, 3}));
   // ... nor would the same evidence have formed it.
   std::vector<std::vector<bool>> fresh;
   EXPECT_EQ(GroupVcpus(in, {}, fresh), (std::vector<int>{0, 1, 2, 3}));
-  // Hardly any sharing left: it splits.
-  in.shared[0][1] = in.shared[1][0] = 5;
+  // Hardly any sharing left (2%): it splits.
+  in.shared[0][1] = in.shared[1][0] = 20;
   EXPECT_EQ(GroupVcpus(in, {}, linked), (std::vector<int>{0, 1, 2, 3}));
 }
 

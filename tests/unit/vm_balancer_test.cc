@@ -142,8 +142,9 @@ TEST_F(VmBalancerTest, AVcpuFollowsItsMemory) {
   for (int period = 0; period < 3; ++period) {
     ASSERT_TRUE(balancer.OnBatch(Numa02Batch(), absl::Seconds(period)).ok());
   }
+  EXPECT_EQ(view_.vcpu_node[0], 0);
   EXPECT_EQ(view_.vcpu_node[1], 1);
-  EXPECT_EQ(view_.pins, 1u);
+  EXPECT_EQ(view_.pins, 2u) << "vCPU 0 gets a home where it runs, vCPU 1 goes to its memory";
   EXPECT_EQ(view_.moves, 0u) << "pages were moved although the vCPU went to them";
   EXPECT_EQ(balancer.counters().vcpu_moves, 1u);
 }

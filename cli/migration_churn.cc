@@ -1,0 +1,47 @@
+#include "cli/migration_churn.h"
+
+#include "balancer/actuation/page_nodes.h"
+
+namespace numavm {
+
+MigrationChurn::MigrationChurn(const Topology& topology, const GuestMemory& memory,
+                               RateLimiter* limiter, uint64_t page_bytes)
+    : migrator_(0, page_bytes, limiter) {
+  for (const NumaNode& n : topology.nodes) {
+    if (n.memory_bytes > 0) nodes_.push_back(n.id);
+  }
+  for (const GuestRegion& r : memory.regions()) {
+    for (uint64_t off = 0; off < r.bytes; off += page_bytes) {
+      pages_.push_back(reinterpret_cast<uintptr_t>(r.host()) + off);
+    }
+  }
+}
+
+void MigrationChurn::Step(absl::Duration now) {
+  if (!possible()) return;
+  const int to = nodes_[step_++ % nodes_.size()];
+  // Only pages that exist and are elsewhere: the guest never touched most
+  // of its RAM, and those pages have nothing to move.
+  std::vector<void*> addresses;
+  addresses.reserve(pages_.size());
+  for (uintptr_t p : pages_) addresses.push_back(reinterpret_cast<void*>(p));
+  absl::StatusOr<std::vector<int>> where = QueryNodesOf(0, addresses);
+  if (!where.ok()) {
+    ++failed_;
+    return;
+  }
+  std::vector<PageMove> moves;
+  for (size_t i = 0; i < pages_.size(); ++i) {
+    if ((*where)[i] >= 0 && (*where)[i] != to) moves.push_back({pages_[i], to});
+  }
+  if (moves.empty()) return;
+  absl::StatusOr<MigrationOutcome> out = migrator_.Migrate(moves, now);
+  if (!out.ok()) {
+    ++failed_;
+    return;
+  }
+  moved_ += out->moved;
+  failed_ += out->failed + out->no_memory;
+}
+
+}  // namespace numavm

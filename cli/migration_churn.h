@@ -1,0 +1,38 @@
+// --migrate-churn: an integrity exercise, not a policy. Every scan period
+// all resident guest pages are moved to the next node (round robin over the
+// nodes with memory), as fast as --migrate-rate allows, while the guest
+// runs - `verify` then checks that no byte changed under it.
+#ifndef NUMAVM_CLI_MIGRATION_CHURN_H_
+#define NUMAVM_CLI_MIGRATION_CHURN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "balancer/actuation/page_migrator.h"
+#include "balancer/topology/topology.h"
+#include "vmm/guest_memory.h"
+
+namespace numavm {
+
+class MigrationChurn {
+ public:
+  MigrationChurn(const Topology& topology, const GuestMemory& memory, RateLimiter* limiter,
+                 uint64_t page_bytes);
+  // Moves every present page that is not on the next node there.
+  void Step(absl::Duration now);
+  uint64_t moved() const { return moved_; }
+  uint64_t failed() const { return failed_; }
+  bool possible() const { return nodes_.size() >= 2; }
+
+ private:
+  std::vector<int> nodes_;  // node ids with memory
+  std::vector<uintptr_t> pages_;
+  PageMigrator migrator_;
+  uint64_t step_ = 0;
+  uint64_t moved_ = 0, failed_ = 0;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_MIGRATION_CHURN_H_

@@ -1,0 +1,39 @@
+#include "cli/placement_locality.h"
+
+#include <algorithm>
+
+#include "balancer/actuation/page_nodes.h"
+
+namespace numavm {
+
+std::optional<double> LayoutPlacementLocality(const std::vector<LayoutHint>& layouts,
+                                              const GuestMemory& memory,
+                                              const std::vector<int>& vcpu_node_ids) {
+  constexpr uint64_t kPage = 4096;
+  uint64_t resident = 0, local = 0;
+  for (const LayoutHint& hint : layouts) {
+    std::vector<int> nodes;
+    for (int v = 0; v < 64 && v < static_cast<int>(vcpu_node_ids.size()); ++v) {
+      if ((hint.vcpu_mask >> v & 1) && vcpu_node_ids[v] >= 0) nodes.push_back(vcpu_node_ids[v]);
+    }
+    if (nodes.empty()) continue;
+    const uint64_t first = (hint.start.value + kPage - 1) / kPage * kPage;
+    const uint64_t last = (hint.start.value + hint.bytes) / kPage * kPage;
+    if (last <= first) continue;
+    uint8_t* host = memory.HostPointer(GuestAddress{first}, last - first);
+    if (host == nullptr) continue;
+    std::vector<void*> pages;
+    for (uint64_t off = 0; off < last - first; off += kPage) pages.push_back(host + off);
+    absl::StatusOr<std::vector<int>> where = QueryNodesOf(0, pages);
+    if (!where.ok()) return std::nullopt;
+    for (int n : *where) {
+      if (n < 0) continue;
+      ++resident;
+      if (std::find(nodes.begin(), nodes.end(), n) != nodes.end()) ++local;
+    }
+  }
+  if (resident == 0) return std::nullopt;
+  return static_cast<double>(local) / static_cast<double>(resident);
+}
+
+}  // namespace numavm

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Boots the NUMA lab once: Debian's kernel under qemu-system-x86_64 -accel
+# tcg -cpu max (AMD SVM, so KVM works inside) with NODES NUMA nodes of
+# CPUS_PER_NODE CPUs and MEM_PER_NODE each, distances 10 local, 20 to the
+# next node, 30 across (4 nodes: a ring), running PLAN (see guest.sh).
+# Serial console to LOG; progress lines (LAB...) echoed to stderr.
+# Usage: boot.sh KERNEL INITRD NODES PLAN VCPUS MEMORY ARGS LOG [TIMEOUT]
+set -uo pipefail
+kernel=$1 initrd=$2 nodes=$3 plan=$4 vcpus=$5 memory=$6 args=$7 log=$8 timeout=${9:-1800}
+cpus_per_node=${CPUS_PER_NODE:-1}
+mem_per_node=${MEM_PER_NODE:-512M}
+q=(-machine q35 -accel tcg,thread=multi -cpu max -smp $((nodes * cpus_per_node)),sockets=$nodes,cores=$cpus_per_node,threads=1
+   -m $((nodes * ${mem_per_node%M}))M)
+for ((n = 0; n < nodes; n++)); do
+  q+=(-object memory-backend-ram,id=m$n,size=$mem_per_node -numa node,nodeid=$n,memdev=m$n
+      -numa cpu,node-id=$n,socket-id=$n)
+done
+for ((a = 0; a < nodes; a++)); do
+  for ((b = a + 1; b < nodes; b++)); do
+    d=$(( (b - a == 1 || (a == 0 && b == nodes - 1)) ? 20 : 30 ))
+    q+=(-numa dist,src=$a,dst=$b,val=$d)
+  done
+done
+q+=(-kernel "$kernel" -initrd "$initrd"
+    -append "console=ttyS0 panic=-1 loglevel=1 lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args"
+    -display none -monitor none -serial "file:$log" -no-reboot -nodefaults)
+: > "$log"
+timeout -k 5 "$timeout" qemu-system-x86_64 "${q[@]}" &
+qpid=$!
+# Progress: follow the console's LAB lines while QEMU runs.
+tail -n +1 -F "$log" 2>/dev/null | grep --line-buffered -E '^LAB(:|-BEGIN|-VMSTAT|-ERR)' >&2 &
+tpid=$!
+wait $qpid
+rc=$?
+sleep 0.5
+kill $tpid 2>/dev/null
+wait $tpid 2>/dev/null
+grep -q '^LAB: done' "$log" || { echo "lab: the lab did not finish (qemu rc=$rc, log $log)" >&2; exit 1; }

@@ -1,0 +1,40 @@
+// The NUMA lab's results, read back from its serial console: one entry per
+// (nodes, workload, mode) run with what the comparison table shows.
+#ifndef NUMAVM_TESTS_LAB_LAB_RESULTS_H_
+#define NUMAVM_TESTS_LAB_LAB_RESULTS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace numavm::lab {
+
+struct LabRun {
+  int nodes = 0;
+  std::string workload, mode;
+  int exit_code = -1;
+  nlohmann::json report;           // numavm run --report=json
+  std::optional<double> access;    // sampled, recent window at the end
+  std::optional<double> placement; // declared memory on its vCPUs' nodes
+  uint64_t pages_migrated = 0;     // the kernel's pgmigrate_success over the run
+  uint64_t kernel_numa_migrated = 0;
+  double balancer_cpu_seconds = -1;  // numavm's sampling+balancing thread; -1: n/a
+  uint64_t guest_bytes = 0;
+  uint64_t mismatches = 0;         // verify's result
+};
+
+// Parses console logs (LAB: up ... nodes: N, LAB-JSON, LAB-VMSTAT lines).
+std::vector<LabRun> ParseLabLog(const std::string& text);
+
+// Guest bytes processed (all vCPUs) before the run's access locality first
+// reached `target`; empty if it never did.
+std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target);
+
+// The comparison table (HARD of the same nodes and workload is the yardstick).
+std::string LabTable(const std::vector<LabRun>& runs);
+
+}  // namespace numavm::lab
+
+#endif  // NUMAVM_TESTS_LAB_LAB_RESULTS_H_
