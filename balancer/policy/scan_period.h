@@ -1,8 +1,9 @@
 // The adaptive scan period, as the kernel's task_numa_work adapts
 // numa_scan_period: aim for about 70% local accesses; when a period was at
 // least that local and moved nothing, scan half as often (down to `max`);
-// when it was less local, twice as often (up to `min`); right after a vCPU
-// changed node (its memory will follow), at `min` again. Pure: the outcome
+// when it was less local, twice as often (up to `min`), and at `min` at once
+// when it was less than half the target local (a phase change); right after
+// a vCPU changed node (its memory will follow), at `min` again. Pure: the outcome
 // of each period is the input.
 #ifndef NUMAVM_BALANCER_POLICY_SCAN_PERIOD_H_
 #define NUMAVM_BALANCER_POLICY_SCAN_PERIOD_H_
@@ -46,6 +47,10 @@ class ScanPeriodController {
                 o.pages_migrated == 0)) {
       // Nothing to see, or settled: back off.
       next = std::min(config_.max, period_ * 2);
+    } else if (static_cast<double>(o.local) < config_.target_locality / 2 * o.attributed) {
+      // Locality collapsed (a phase change after a long stable stretch):
+      // halving from a long period would take many periods to notice.
+      next = config_.min;
     } else if (static_cast<double>(o.local) < config_.target_locality * o.attributed) {
       next = std::max(config_.min, period_ / 2);
     }

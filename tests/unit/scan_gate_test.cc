@@ -43,9 +43,17 @@ TEST(ScanPeriod, SpeedsUpBelowSeventyPercentLocal) {
   EXPECT_EQ(c.Next({100, 69, 0, 0}), absl::Seconds(4));
   // Local enough but still migrating: hold.
   EXPECT_EQ(c.Next({100, 80, 10, 0}), absl::Seconds(4));
-  EXPECT_EQ(c.Next({100, 10, 0, 0}), absl::Seconds(2));
+  EXPECT_EQ(c.Next({100, 60, 0, 0}), absl::Seconds(2));
+  EXPECT_EQ(c.Next({100, 60, 0, 0}), absl::Seconds(1));
+  EXPECT_EQ(c.Next({100, 60, 0, 0}), absl::Seconds(1)) << "never below the minimum";
+}
+
+TEST(ScanPeriod, ACollapseOfLocalityGoesToTheMinimumAtOnce) {
+  ScanPeriodController c(OneToSixteen());
+  for (int i = 0; i < 4; ++i) c.Next({100, 100, 0, 0});
+  ASSERT_EQ(c.period(), absl::Seconds(16));
+  // The phase changed: 10% local.
   EXPECT_EQ(c.Next({100, 10, 0, 0}), absl::Seconds(1));
-  EXPECT_EQ(c.Next({100, 10, 0, 0}), absl::Seconds(1)) << "never below the minimum";
 }
 
 TEST(ScanPeriod, AVcpuMoveResetsToTheMinimum) {
