@@ -46,10 +46,12 @@ TEST(Lab, NumavmMovesNuma02PagesToTheirVcpusNodesOnARealTwoNodeKernel) {
   EXPECT_EQ(off.nodes, 2);
   EXPECT_EQ(off.exit_code, 0);
   EXPECT_EQ(on.exit_code, 0);
-  // Without balancing, first touch on node 0 leaves the vCPUs on node 1
-  // with remote memory: half.
-  ASSERT_TRUE(off.placement.has_value());
-  EXPECT_NEAR(*off.placement, 0.5, 0.1);
+  // Without balancing, first touch preferring node 0 leaves all memory
+  // there (where the unpinned vCPUs run is up to the lab's scheduler, so
+  // OFF's placement locality is not a fixed number).
+  const nlohmann::json& off_memory = off.report["memory_per_node"]["bytes"];
+  EXPECT_GT(off_memory.value("0", uint64_t{0}), 4u << 20) << off.report["memory_per_node"];
+  EXPECT_EQ(off_memory.value("1", uint64_t{0}), 0u) << off.report["memory_per_node"];
   EXPECT_EQ(off.pages_migrated, 0u);
   // numavm moved the remote half - the slices of the two vCPUs on node 1,
   // 512 pages of the 4 MiB working set, and a few of the guest's own - to
@@ -58,7 +60,9 @@ TEST(Lab, NumavmMovesNuma02PagesToTheirVcpusNodesOnARealTwoNodeKernel) {
   EXPECT_GE(*on.placement, 0.95) << log;
   EXPECT_GE(on.pages_migrated, 480u);
   EXPECT_LE(on.pages_migrated, 800u) << "pages moved more than once";
-  EXPECT_EQ(on.report["balance"]["pages_migrated"].get<uint64_t>() > 0, true);
+  EXPECT_GT(on.report["balance"]["pages_migrated"].get<uint64_t>(), 0u);
+  // And the memory is now on both nodes.
+  EXPECT_GT(on.report["memory_per_node"]["bytes"].value("1", uint64_t{0}), 1u << 20);
   ASSERT_TRUE(on.access.has_value());
   EXPECT_GE(*on.access, 0.85) << "sampled access locality at the end";
   std::filesystem::remove_all(out);
