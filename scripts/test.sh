@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install, build and run every test (unit, kvm; kvm tests skip without
+# Install, build and run every test (labels unit, kvm, integration, lab;
+# kvm tests skip without
 # /dev/kvm). Extra arguments go to ctest, e.g. -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
