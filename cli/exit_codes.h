@@ -29,7 +29,8 @@ inline int ExitCodeFor(RunEnd end) {
 inline constexpr const char* kExitCodeHelp =
     "Exit status: 0 completed; 1 the guest exited non-zero; 2 bad input "
     "(flags, config, payload, host limits); 3 guest fault (unknown port, "
-    "access outside RAM, triple fault, console flood), VM stopped; 4 "
+    "access outside RAM, CPU exception, triple fault, console flood), VM "
+    "stopped; 4 "
     "--timeout passed, VM stopped; 5 host error (KVM); 130 interrupted.";
 
 }  // namespace numavm

@@ -47,6 +47,8 @@ enum Port : uint16_t {
   kPortExit = 0x505,      // outl value = exit status of this vCPU
   kPortLayout = 0x506,    // Mailbox.u64[0..2] = gpa, bytes, vCPU mask
   kPortSleep = 0x507,     // Mailbox.u64[0] = microseconds to sleep
+  kPortException = 0x508, // outl value = vector; Mailbox.u64[0..3] = error
+                          // code, rip, cr2, rsp of the interrupted code
 };
 
 struct Cell {

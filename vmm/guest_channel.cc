@@ -8,7 +8,22 @@
 namespace numavm {
 namespace {
 constexpr absl::Duration kMaxSleep = absl::Seconds(10);
+
+// Architectural exception names (Intel SDM vol. 3, table 6-1).
+absl::string_view ExceptionName(uint64_t vector) {
+  static constexpr const char* kNames[] = {
+      "#DE (divide error)", "#DB (debug)", "NMI", "#BP (breakpoint)",
+      "#OF (overflow)", "#BR (bound range)", "#UD (invalid opcode)",
+      "#NM (no math coprocessor)", "#DF (double fault)", "vector 9",
+      "#TS (invalid TSS)", "#NP (segment not present)", "#SS (stack fault)",
+      "#GP (general protection)", "#PF (page fault)", "vector 15",
+      "#MF (x87 error)", "#AC (alignment check)", "#MC (machine check)",
+      "#XM (SIMD exception)", "#VE (virtualization exception)",
+      "#CP (control protection)"};
+  if (vector < sizeof(kNames) / sizeof(kNames[0])) return kNames[vector];
+  return "a reserved or external vector";
 }
+}  // namespace
 
 GuestChannel::GuestChannel(const GuestMemory& memory, int vcpus, Clock clock,
                            GuestObserver* observer, ConsoleSink console,
@@ -102,6 +117,8 @@ GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port,
       }
       return Reply{};
     }
+    case abi::kPortException:
+      return Exception(value, words);
     case abi::kPortSleep: {
       absl::Duration d = absl::Microseconds(static_cast<int64_t>(
           std::min<uint64_t>(words[0], absl::ToInt64Microseconds(kMaxSleep))));
@@ -113,6 +130,19 @@ GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port,
                                 " (", size, " bytes, value 0x",
                                 absl::Hex(value), ")")};
   }
+}
+
+// The guest runtime's exception handlers report here (guest-tools/runtime/
+// exceptions.S). Everything in it is the guest's word: printed, never used.
+GuestChannel::Reply GuestChannel::Exception(uint64_t vector, const uint64_t* words) const {
+  std::string what = absl::StrCat("guest exception ", ExceptionName(vector), " [vector ",
+                                  vector, "] at rip 0x", absl::Hex(words[1]));
+  if (vector == 14) absl::StrAppend(&what, ", address 0x", absl::Hex(words[2]));
+  absl::StrAppend(&what, ", error code 0x", absl::Hex(words[0]), ", rsp 0x",
+                  absl::Hex(words[3]));
+  Reply reply{Reply::kFault, 0, {}, std::move(what)};
+  reply.fault_has_rip = true;
+  return reply;
 }
 
 RunRecord GuestChannel::Snapshot() const {

@@ -38,6 +38,7 @@ class GuestChannel final {
     uint32_t exit_status = 0;
     absl::Duration sleep;
     std::string fault;
+    bool fault_has_rip = false;  // `fault` already says where the guest was
   };
 
   // A write of `value` (`size` bytes) to `port` by vCPU `vcpu`.
@@ -49,6 +50,7 @@ class GuestChannel final {
 
  private:
   Reply Console(int vcpu, char c);
+  Reply Exception(uint64_t vector, const uint64_t* words) const;
   std::string MailboxText(int vcpu) const;
   const uint64_t* MailboxWords(int vcpu) const;
 

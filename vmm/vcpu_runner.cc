@@ -24,10 +24,10 @@ void InstallKickSignalHandler() {
   });
 }
 
-void VcpuRunner::Fault(RunEnd end, const std::string& what) {
+void VcpuRunner::Fault(RunEnd end, const std::string& what, bool has_rip) {
   kvm_regs regs{};
   std::string where;
-  if (vcpu_.GetRegs(regs).ok()) where = absl::StrCat(" at rip 0x", absl::Hex(regs.rip));
+  if (!has_rip && vcpu_.GetRegs(regs).ok()) where = absl::StrCat(" at rip 0x", absl::Hex(regs.rip));
   control_.End(end, absl::StrCat("vCPU ", vcpu_.index(), ": ", what, where,
                                  "; VM stopped"));
 }
@@ -76,7 +76,7 @@ void VcpuRunner::RunLoop() {
             control_.VcpuExited(reply.exit_status);
             return;
           case GuestChannel::Reply::kFault:
-            Fault(RunEnd::kGuestFault, reply.fault);
+            Fault(RunEnd::kGuestFault, reply.fault, reply.fault_has_rip);
             return;
         }
         break;

@@ -42,7 +42,8 @@ class VcpuRunner final {
  private:
   void RunLoop();
   // Ends the whole run with a message naming this vCPU and its rip.
-  void Fault(RunEnd end, const std::string& what);
+  // Ends the run; the message gets the vCPU's rip unless `what` has one.
+  void Fault(RunEnd end, const std::string& what, bool has_rip = false);
 
   VcpuFd& vcpu_;
   GuestChannel& channel_;

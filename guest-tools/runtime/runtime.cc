@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "runtime/exceptions.h"
+
 namespace guest {
 namespace {
 
@@ -206,6 +208,7 @@ extern "C" void* memcpy(void* dst, const void* src, size_t n) {
 
 extern "C" [[noreturn]] void RuntimeEntry(uint64_t vcpu,
                                           const numavm::abi::BootInfo* boot) {
+  guest::InstallExceptionHandlers(static_cast<uint32_t>(vcpu));
   __asm__ volatile("outl %0, %1" ::"a"(0u), "Nd"(numavm::abi::kPortStarted));
   guest::Env env{static_cast<uint32_t>(vcpu), boot->vcpu_count, boot,
                  boot->heap_start, boot->heap_end};

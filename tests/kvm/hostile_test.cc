@@ -59,6 +59,25 @@ TEST_F(HostileTest, TripleFaultStopsTheVm) {
   ExpectStopped(r, 3, "guest-fault", "triple fault");
 }
 
+// The runtime's IDT turns exceptions into a report of what and where.
+TEST_F(HostileTest, InvalidOpcodeIsReportedWithItsRip) {
+  ProcessResult r = Run("hostile_invalid_opcode");
+  // The payload is loaded at 0x400000: the rip must point into it.
+  ExpectStopped(r, 3, "guest-fault", "guest exception #UD (invalid opcode) [vector 6] at rip 0x4");
+}
+
+TEST_F(HostileTest, PageFaultIsReportedWithItsAddress) {
+  ProcessResult r = Run("hostile_page_fault");
+  ExpectStopped(r, 3, "guest-fault", "#PF (page fault) [vector 14]");
+  EXPECT_NE(r.err.find("address 0x8000000000,"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileTest, FaultOnABrokenStackIsStillReported) {
+  ProcessResult r = Run("hostile_bad_stack");
+  // A write fault (error code bit 1) just below the bogus rsp.
+  ExpectStopped(r, 3, "guest-fault", "address 0x8000000ff8, error code 0x2, rsp 0x8000001000");
+}
+
 TEST_F(HostileTest, EndlessLoopEndsAtTheTimeout) {
   ProcessResult r = Run("hostile_endless_loop", {"--timeout", "1s"});
   ExpectStopped(r, 4, "timeout", "timed out after 1s");
