@@ -1,14 +1,11 @@
 #include "balancer/vm_balancer.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "balancer/policy/vcpu_groups.h"
-#include "balancer/policy/vcpu_placement.h"
 #include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
@@ -59,35 +56,33 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   for (size_t v = 0; v < delta.vcpu_nodes.size(); ++v) {
     if (delta.vcpu_nodes[v] >= 0) counters_.vcpu_nodes[v] = delta.vcpu_nodes[v];
   }
-  counters_.state_bytes = pages_.memory_bytes() +
-                          sizeof(double) * faults_.vcpus() * (topology_.node_count() + faults_.vcpus());
+  counters_.state_bytes = pages_.memory_bytes() + placer_.state_bytes();
   for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
   return status;
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
                                            const std::vector<int>& page_nodes) {
-  const int vcpus = faults_.vcpus();
+  const int vcpus = placer_.vcpus();
   std::vector<int> previous_vcpu(batch.size(), -1);
   for (size_t i = 0; i < batch.size(); ++i) {
     const AccessSample& s = batch[i];
-    faults_.Add(s.vcpu, page_nodes[i]);
+    placer_.AddFault(s.vcpu, page_nodes[i]);
     // Who touched the page before: vCPUs that follow each other on pages
     // share memory. The first change of vCPU is not counted: memory that one
     // vCPU initialised and another then uses (first touch) changes hands
     // once; shared memory keeps changing.
     if (s.gfn >= pages_.size() || s.vcpu < 0 || s.vcpu >= vcpus) continue;
-    group_samples_[s.vcpu] += 1;
+    placer_.AddSample(s.vcpu);
     PageState& state = pages_.at(s.gfn);
     if (state.last_vcpu != PageState::kNoNode && state.last_vcpu != s.vcpu &&
         state.last_vcpu < vcpus) {
       if (state.vcpu_switches() > 0) {
-        shared_[s.vcpu][state.last_vcpu] += 1;
-        shared_[state.last_vcpu][s.vcpu] += 1;
+        placer_.AddSharing(s.vcpu, state.last_vcpu);
         // Only between groups that exist: before grouping every vCPU is
         // on its own.
-        if (group_[s.vcpu] != group_[state.last_vcpu] && group_size_[group_[s.vcpu]] > 1 &&
-            group_size_[group_[state.last_vcpu]] > 1) {
+        if (placer_.group_of(s.vcpu) != placer_.group_of(state.last_vcpu) &&
+            placer_.grouped(s.vcpu) && placer_.grouped(state.last_vcpu)) {
           state.flags |= PageState::kCrossGroup;
         }
       }
@@ -99,6 +94,17 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
   return previous_vcpu;
 }
 
+void VmBalancer::RollRemigrationEpoch(absl::Duration now) {
+  if (now - epoch_start_ < absl::Seconds(10)) return;
+  for (uint64_t g = 0; g < pages_.size(); ++g) {
+    PageState& p = pages_.at(g);
+    const bool now_set = p.flags & PageState::kMovedNow;
+    p.flags &= static_cast<uint8_t>(~(PageState::kMovedNow | PageState::kMovedBefore));
+    if (now_set) p.flags |= PageState::kMovedBefore;
+  }
+  epoch_start_ = now;
+}
+
 absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
                                  BalancerCounters& delta) {
   std::vector<uint64_t> gfns;
@@ -106,17 +112,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   for (const AccessSample& s : batch) gfns.push_back(s.gfn);
   absl::StatusOr<std::vector<int>> page_nodes = view_.PageNodes(gfns);
   if (!page_nodes.ok()) return page_nodes.status();
-  const int vcpus = faults_.vcpus();
-  if (now - epoch_start_ >= absl::Seconds(10)) {
-    // A new re-migration epoch: this epoch's marks become the previous one's.
-    for (uint64_t g = 0; g < pages_.size(); ++g) {
-      PageState& p = pages_.at(g);
-      const bool now_set = p.flags & PageState::kMovedNow;
-      p.flags &= static_cast<uint8_t>(~(PageState::kMovedNow | PageState::kMovedBefore));
-      if (now_set) p.flags |= PageState::kMovedBefore;
-    }
-    epoch_start_ = now;
-  }
+  RollRemigrationEpoch(now);
   const std::vector<int> previous_vcpu = RecordSharing(batch, *page_nodes);
   // Locality is judged where vCPUs ran; the policy decides for where they
   // will run after this period's vCPU placement.
@@ -126,32 +122,8 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   const bool warming_up = now - *first_batch_ < config_.warmup;
   // vCPUs get homes only after the warm-up too: a home given before the
   // groups are known can split a group, and undoing that needs swaps.
-  const std::vector<int> vcpu_nodes = PlaceVcpus(running, now, warming_up, delta);
-  // The nodes each multi-vCPU group runs on, and the one of them holding
-  // most of the group's memory (where shared pages are pulled to).
-  std::vector<std::vector<bool>> group_nodes(vcpus);
-  std::vector<int> group_primary(vcpus, -1);
-  for (int v = 0; v < vcpus; ++v) {
-    const int g = group_[v];
-    if (group_size_[g] < 2) continue;
-    group_nodes[g].resize(topology_.node_count(), false);
-    if (vcpu_nodes[v] >= 0 && vcpu_nodes[v] < topology_.node_count()) {
-      group_nodes[g][vcpu_nodes[v]] = true;
-    }
-  }
-  for (int g = 0; g < vcpus; ++g) {
-    if (group_nodes[g].empty()) continue;
-    std::vector<double> faults(topology_.node_count(), 0.0);
-    for (int v = 0; v < vcpus; ++v) {
-      if (group_[v] != g) continue;
-      for (int n = 0; n < topology_.node_count(); ++n) faults[n] += faults_.of(v)[n];
-    }
-    for (int n = 0; n < topology_.node_count(); ++n) {
-      if (group_nodes[g][n] && (group_primary[g] < 0 || faults[n] > faults[group_primary[g]])) {
-        group_primary[g] = n;
-      }
-    }
-  }
+  const std::vector<int> vcpu_nodes = placer_.Place(running, now, warming_up, delta);
+  const std::vector<VcpuPlacer::GroupSpan> spans = placer_.GroupSpans(vcpu_nodes);
 
   absl::flat_hash_set<uint64_t> decided;  // a page sampled twice in a batch moves once
   std::vector<std::pair<uint64_t, int>> moves;
@@ -175,13 +147,14 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     // Room on the destination is the migrator's to find out (ENOMEM comes
     // back as a failure); the policy assumes room until told otherwise.
     PageGroupContext group;
-    if (known && !group_nodes[group_[s.vcpu]].empty()) {
-      const std::vector<bool>& nodes = group_nodes[group_[s.vcpu]];
-      group.shared_within_group =
-          previous_vcpu[i] >= 0 && group_[previous_vcpu[i]] == group_[s.vcpu];
-      group.on_group_nodes = nodes[page_node];
-      group.group_spans_nodes = std::count(nodes.begin(), nodes.end(), true) > 1;
-      group.primary_node = group_primary[group_[s.vcpu]];
+    if (known && !spans[placer_.group_of(s.vcpu)].nodes.empty()) {
+      const VcpuPlacer::GroupSpan& span = spans[placer_.group_of(s.vcpu)];
+      group.shared_within_group = previous_vcpu[i] >= 0 &&
+                                  placer_.group_of(previous_vcpu[i]) == placer_.group_of(s.vcpu);
+      group.on_group_nodes =
+          static_cast<size_t>(page_node) < span.nodes.size() && span.nodes[page_node];
+      group.group_spans_nodes = std::count(span.nodes.begin(), span.nodes.end(), true) > 1;
+      group.primary_node = span.primary;
     }
     PageVerdict v = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page,
                                  group);
@@ -208,190 +181,6 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   delta.migration_failures = outcome->failed + outcome->no_memory;
   delta.migrations_deferred = outcome->deferred + outcome->busy;
   return absl::OkStatus();
-}
-
-bool VmBalancer::MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
-                          BalancerCounters& delta) {
-  // Pinning a vCPU where it runs gives it a home; only a change of node is a move.
-  const bool moves = effective[v] != node;
-  ++delta.decisions[moves ? "vcpu-move" : "vcpu-home"];
-  if (mode_ != BalanceMode::kOn) return false;
-  if (!view_.PinVcpu(v, node).ok()) {
-    ++delta.decisions["vcpu-pin-failed"];
-    return false;
-  }
-  if (home_[v] >= 0 && home_[v] < topology_.node_count()) --load[home_[v]];
-  home_[v] = node;
-  ++load[node];
-  effective[v] = node;
-  if (moves) ++delta.vcpu_moves;
-  return true;
-}
-
-std::vector<int> VmBalancer::PlaceVcpus(const std::vector<int>& running, absl::Duration now,
-                                        bool warming_up, BalancerCounters& delta) {
-  const int vcpus = faults_.vcpus();
-  const int nodes = topology_.node_count();
-  std::vector<int> effective(vcpus, -1);
-  // This VM's vCPUs with a home on each node. vCPUs without one run where
-  // the host scheduler puts them and count nowhere until they get one.
-  std::vector<int> load(nodes, 0);
-  for (int v = 0; v < vcpus; ++v) {
-    effective[v] = home_[v] >= 0                             ? home_[v]
-                   : v < static_cast<int>(running.size()) ? running[v]
-                                                            : -1;
-    if (home_[v] >= 0 && home_[v] < nodes) ++load[home_[v]];
-  }
-
-  GroupingInput grouping{shared_, group_samples_, config_.cells};
-  group_ = GroupVcpus(grouping, config_.grouping, linked_);
-  group_size_.assign(vcpus, 0);
-  for (int v = 0; v < vcpus; ++v) ++group_size_[group_[v]];
-  const std::vector<int>& group = group_;
-  std::vector<std::vector<int>> members(vcpus);
-  for (int v = 0; v < vcpus; ++v) members[group[v]].push_back(v);
-  size_t biggest = 1;
-  for (const auto& m : members) {
-    biggest = std::max(biggest, m.size());
-    if (!m.empty()) ++delta.groups;
-  }
-  // How many of this VM's vCPUs a node takes: its CPUs, and no more than a
-  // fair share unless one group needs more - private vCPUs stay spread (and
-  // their memory comes to them) instead of piling onto the node that
-  // happened to touch the memory first.
-  int cpu_nodes = 0;
-  for (const NumaNode& n : topology_.nodes) cpu_nodes += n.cpus.empty() ? 0 : 1;
-  if (cpu_nodes <= 1 || warming_up) {
-    // One node with CPUs: nothing to place. Warming up: not yet.
-    DecayStats(now);
-    return effective;
-  }
-  const int fair = cpu_nodes == 0 ? vcpus : (vcpus + cpu_nodes - 1) / cpu_nodes;
-  std::vector<int> cap(nodes);
-  for (int n = 0; n < nodes; ++n) {
-    cap[n] = std::min(static_cast<int>(topology_.nodes[n].cpus.size()),
-                      std::max(fair, static_cast<int>(biggest)));
-  }
-
-  std::vector<int> order;
-  for (int g = 0; g < vcpus; ++g) {
-    if (members[g].size() > 1) order.push_back(g);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return members[a].size() > members[b].size(); });
-  for (int g : order) {
-    const std::vector<int>& m = members[g];
-    GroupDemand demand{static_cast<int>(m.size()), std::vector<double>(nodes, 0.0)};
-    std::vector<int> free = cap;
-    for (int n = 0; n < nodes; ++n) free[n] -= load[n];
-    for (int v : m) {
-      for (int n = 0; n < nodes; ++n) demand.faults_per_node[n] += faults_.of(v)[n];
-      if (home_[v] >= 0 && home_[v] < nodes) ++free[home_[v]];
-    }
-    const std::vector<int> target = PlaceGroups(topology_, {demand}, free)[0];
-    if (target.empty()) {
-      ++delta.decisions["group-does-not-fit"];
-      continue;
-    }
-    // Hysteresis: keep a placement on as few nodes that scores nearly as well.
-    std::vector<int> now_on;
-    bool all_known = true;
-    for (int v : m) {
-      if (effective[v] < 0 || effective[v] >= nodes) {
-        all_known = false;
-      } else if (std::find(now_on.begin(), now_on.end(), effective[v]) == now_on.end()) {
-        now_on.push_back(effective[v]);
-      }
-    }
-    double score_now = 0, score_target = 0;
-    for (int n : now_on) score_now += NodeScore(topology_, demand.faults_per_node, n);
-    for (int n : target) score_target += NodeScore(topology_, demand.faults_per_node, n);
-    if (all_known && now_on.size() <= target.size() && score_now * 1.1 >= score_target) {
-      continue;
-    }
-    std::vector<int> room(nodes, 0);
-    for (int n : target) room[n] = free[n];
-    for (int v : m) {  // members already on a target node stay
-      if (effective[v] >= 0 && effective[v] < nodes && room[effective[v]] > 0) {
-        --room[effective[v]];
-      }
-    }
-    for (int v : m) {
-      const int at = effective[v];
-      if (at >= 0 && at < nodes && std::find(target.begin(), target.end(), at) != target.end()) {
-        continue;
-      }
-      int best = -1;
-      for (int n : target) {
-        if (room[n] > 0 && (best < 0 || NodeScore(topology_, demand.faults_per_node, n) >
-                                            NodeScore(topology_, demand.faults_per_node, best))) {
-          best = n;
-        }
-      }
-      if (best < 0) break;
-      --room[best];
-      MoveVcpu(v, best, effective, load, delta);
-    }
-  }
-
-  for (int v = 0; v < vcpus; ++v) {
-    if (members[group[v]].size() > 1) continue;
-    const int current = effective[v];
-    const int preferred = PreferredNode(topology_, faults_.of(v), current);
-    if (preferred < 0) continue;  // no evidence yet
-    if (home_[v] >= 0) {
-      if (preferred == current) continue;
-      if (load[preferred] >= cap[preferred]) {
-        ++delta.decisions["vcpu-node-full"];
-        continue;
-      }
-      MoveVcpu(v, preferred, effective, load, delta);
-      continue;
-    }
-    // No home yet: the preferred node if it has room, else the best node
-    // that has (below). Left unpinned, the host scheduler would move the vCPU
-    // between nodes and its pages would look shared.
-    int target = load[preferred] < cap[preferred] ? preferred : -1;
-    // Else where it runs now, if there is room: moving it only closer to
-    // memory that will come to it anyway would cost a move for nothing.
-    if (target < 0 && current >= 0 && current < nodes && !topology_.nodes[current].cpus.empty() &&
-        load[current] < cap[current]) {
-      target = current;
-    }
-    for (int n = 0; n < nodes && target < 0; ++n) {
-      if (topology_.nodes[n].cpus.empty() || load[n] >= cap[n]) continue;
-      int best = n;
-      for (int k = n + 1; k < nodes; ++k) {
-        if (!topology_.nodes[k].cpus.empty() && load[k] < cap[k] &&
-            NodeScore(topology_, faults_.of(v), k) > NodeScore(topology_, faults_.of(v), best)) {
-          best = k;
-        }
-      }
-      target = best;
-    }
-    if (target < 0) {
-      ++delta.decisions["vcpu-node-full"];
-      continue;
-    }
-    MoveVcpu(v, target, effective, load, delta);
-  }
-  DecayStats(now);
-  return effective;
-}
-
-void VmBalancer::DecayStats(absl::Duration now) {
-  // Forget by elapsed time: half of it every fault_half_life.
-  const absl::Duration elapsed = last_batch_ ? now - *last_batch_ : absl::ZeroDuration();
-  last_batch_ = now;
-  const double keep =
-      elapsed <= absl::ZeroDuration() || config_.fault_half_life <= absl::ZeroDuration()
-          ? 0.5
-          : std::exp2(-absl::FDivDuration(elapsed, config_.fault_half_life));
-  faults_.Decay(keep);
-  for (auto& row : shared_) {
-    for (double& s : row) s *= keep;
-  }
-  for (double& s : group_samples_) s *= keep;
 }
 
 BalancerCounters VmBalancer::counters() const {

@@ -1,0 +1,97 @@
+// vCPU placement for one VM: where each vCPU's memory is (decayed fault
+// counts), which vCPUs share memory (groups, from page hand-overs), and the
+// homes that follow from both - groups together on one node or the nearest
+// nodes, private vCPUs spread and pinned near their memory. Decisions come
+// from balancer/policy/ (pure); this class keeps the evidence and pins.
+// Only the sampling thread calls it.
+#ifndef NUMAVM_BALANCER_VCPU_PLACER_H_
+#define NUMAVM_BALANCER_VCPU_PLACER_H_
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "balancer/balancer_counters.h"
+#include "balancer/placement_view.h"
+#include "balancer/policy/vcpu_groups.h"
+#include "balancer/stats/vcpu_faults.h"
+#include "balancer/topology/topology.h"
+
+namespace numavm {
+
+struct VcpuPlacerConfig {
+  std::vector<std::vector<int>> cells;  // vCPU lists that belong together from the start
+  GroupingConfig grouping;
+  absl::Duration fault_half_life = absl::Seconds(2);
+};
+
+class VcpuPlacer final {
+ public:
+  VcpuPlacer(BalanceMode mode, const Topology& topology, int vcpus, PlacementView& view,
+             VcpuPlacerConfig config);
+
+  int vcpus() const { return faults_.vcpus(); }
+
+  // Evidence from the page loop (vCPU indices are the caller's to check).
+  void AddFault(int vcpu, int node) { faults_.Add(vcpu, node); }
+  void AddSample(int vcpu) { samples_[vcpu] += 1; }
+  void AddSharing(int a, int b) {
+    shared_[a][b] += 1;
+    shared_[b][a] += 1;
+  }
+
+  // The group id of `vcpu` (its group's smallest vCPU) and whether it shares
+  // memory with others, as of the last Place().
+  int group_of(int vcpu) const { return group_[vcpu]; }
+  bool grouped(int vcpu) const { return group_size_[group_[vcpu]] > 1; }
+
+  // Regroups, then (unless `hold`: warming up) gives vCPUs homes, and decays
+  // the evidence per fault_half_life. `running`: the node each vCPU ran on
+  // (-1: unknown). Returns each vCPU's node from now on.
+  std::vector<int> Place(const std::vector<int>& running, absl::Duration now, bool hold,
+                         BalancerCounters& delta);
+
+  // Per group id (empty `nodes` for one-vCPU groups): the nodes its vCPUs
+  // are on and the one of them holding most of its memory, where its shared
+  // pages are pulled to.
+  struct GroupSpan {
+    std::vector<bool> nodes;
+    int primary = -1;
+  };
+  std::vector<GroupSpan> GroupSpans(const std::vector<int>& vcpu_nodes) const;
+
+  size_t state_bytes() const;
+
+ private:
+  // Moves each multi-vCPU group whose placement scores clearly worse than
+  // the best that fits onto that.
+  void PlaceGroupsOfVcpus(const std::vector<std::vector<int>>& members, const std::vector<int>& cap,
+                          std::vector<int>& effective, std::vector<int>& load,
+                          BalancerCounters& delta);
+  // Homes each vCPU that shares nothing near its own memory.
+  void PlaceSingles(const std::vector<std::vector<int>>& members, const std::vector<int>& cap,
+                    std::vector<int>& effective, std::vector<int>& load, BalancerCounters& delta);
+  // Pins `v` to `node`; false if the move is only advised or failed.
+  bool MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
+                BalancerCounters& delta);
+  void DecayStats(absl::Duration now);
+
+  const BalanceMode mode_;
+  const Topology& topology_;
+  PlacementView& view_;
+  const VcpuPlacerConfig config_;
+  VcpuFaults faults_;
+  std::vector<int> home_;  // node index each vCPU is pinned to, -1: none
+  // Grouping evidence: co-access between vCPUs, each vCPU's samples, links.
+  std::vector<std::vector<double>> shared_;
+  std::vector<double> samples_;
+  std::vector<std::vector<bool>> linked_;
+  std::vector<int> group_;       // group id per vCPU
+  std::vector<int> group_size_;  // by group id
+  std::optional<absl::Duration> last_decay_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_VCPU_PLACER_H_
