@@ -1,4 +1,5 @@
-// Options of `numavm run`, from flags and an optional TOML config file.
+// Options of `numavm run`, from flags and an optional TOML config file
+// (cli/run_config_file.h): defaults, then the file, then the flags.
 #ifndef NUMAVM_CLI_RUN_OPTIONS_H_
 #define NUMAVM_CLI_RUN_OPTIONS_H_
 
@@ -79,10 +80,14 @@ struct RunFlags {
 // Applies the config file (if any), then the flags, onto defaults.
 absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags);
 
-// Parses TOML `text` (named `source` in errors) onto `options`.
-absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
-                            RunOptions& options);
+// One setting each, shared by the flags and the config file; the message
+// names the value, the caller names the flag or key.
+absl::Status SetSampler(absl::string_view name, RunOptions& options);
+absl::Status SetScanWindow(absl::string_view size, RunOptions& options);
+absl::Status SetScanPeriod(absl::string_view duration, RunOptions& options);
+absl::Status SetScanPeriodMax(absl::string_view duration, RunOptions& options);
 
+absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name);
 // "256M:0-1" -> a cell.
 absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec);
 // "30s", "5m", "1h30m" or plain seconds.

@@ -1,4 +1,5 @@
 #include "cli/run_options.h"
+#include "cli/run_config_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,187 @@
+#include "cli/run_config_file.h"
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/size.h"
+#include "base/toml.h"
+
+namespace numavm {
+namespace {
+
+absl::Status Bad(absl::string_view source, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(source, ": ", what));
+}
+
+// Rejects keys outside `allowed`, so a typo is an error, not a silent default.
+absl::Status CheckKeys(const toml::table& table, const std::set<std::string>& allowed,
+                       absl::string_view where, absl::string_view source) {
+  return CheckTomlKeys(table, allowed, where, source);
+}
+
+absl::StatusOr<std::string> SizeString(const toml::node& node,
+                                       absl::string_view key,
+                                       absl::string_view source) {
+  if (auto s = node.value<std::string>()) return *s;
+  if (auto i = node.value<int64_t>(); i && *i >= 0) return absl::StrCat(*i);
+  return Bad(source, absl::StrCat(key, " must be a size such as \"512M\""));
+}
+
+absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
+                     RunOptions& options) {
+  if (absl::Status s = CheckKeys(vm, {"vcpus", "memory", "backing", "timeout"},
+                                 "[vm]", source);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::node* n = vm.get("vcpus")) {
+    auto v = n->value<int64_t>();
+    if (!v) return Bad(source, "vm.vcpus must be an integer");
+    options.vm.vcpus = static_cast<int>(*v);
+  }
+  if (const toml::node* n = vm.get("memory")) {
+    absl::StatusOr<std::string> text = SizeString(*n, "vm.memory", source);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<uint64_t> bytes = ParseSize(*text);
+    if (!bytes.ok()) return Bad(source, absl::StrCat("vm.memory: ", bytes.status().message()));
+    options.vm.memory_bytes = *bytes;
+  }
+  if (const toml::node* n = vm.get("backing")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "vm.backing must be a string");
+    absl::StatusOr<Backing> b = ParseBacking(*v);
+    if (!b.ok()) return Bad(source, b.status().message());
+    options.vm.backing = *b;
+  }
+  if (const toml::node* n = vm.get("timeout")) {
+    std::string text;
+    if (auto s = n->value<std::string>()) text = *s;
+    else if (auto i = n->value<int64_t>()) text = absl::StrCat(*i);
+    absl::StatusOr<absl::Duration> t = ParseTimeout(text);
+    if (!t.ok()) return Bad(source, absl::StrCat("vm.timeout: ", t.status().message()));
+    options.vm.timeout = *t;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
+                        RunOptions& options) {
+  options.vm.cells.clear();
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const toml::table* cell = cells[i].as_table();
+    std::string where = absl::StrCat("[[cell]] #", i + 1);
+    if (cell == nullptr) return Bad(source, absl::StrCat(where, " must be a table"));
+    if (absl::Status s = CheckKeys(*cell, {"memory", "vcpus"}, where, source); !s.ok()) {
+      return s;
+    }
+    CellConfig c;
+    const toml::node* mem = cell->get("memory");
+    if (mem == nullptr) return Bad(source, absl::StrCat(where, " needs memory"));
+    absl::StatusOr<std::string> text = SizeString(*mem, "cell.memory", source);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<uint64_t> bytes = ParseSize(*text);
+    if (!bytes.ok()) return Bad(source, absl::StrCat(where, ": ", bytes.status().message()));
+    c.memory_bytes = *bytes;
+    const toml::array* vcpus = cell->get_as<toml::array>("vcpus");
+    if (vcpus == nullptr) return Bad(source, absl::StrCat(where, " needs vcpus = [..]"));
+    for (const toml::node& v : *vcpus) {
+      auto index = v.value<int64_t>();
+      if (!index) return Bad(source, absl::StrCat(where, ": vcpus must be integers"));
+      c.vcpus.push_back(static_cast<int>(*index));
+    }
+    options.vm.cells.push_back(std::move(c));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplySampling(const toml::table& t, absl::string_view source,
+                           RunOptions& options) {
+  if (absl::Status s = CheckKeys(t, {"sampler", "window", "period", "period_max", "ring_entries"},
+                                 "[sampling]", source);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::node* n = t.get("sampler")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "sampling.sampler must be a string");
+    if (absl::Status s = SetSampler(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("window")) {
+    absl::StatusOr<std::string> text = SizeString(*n, "sampling.window", source);
+    if (!text.ok()) return text.status();
+    if (absl::Status s = SetScanWindow(*text, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("period")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "sampling.period must be a duration string such as \"1s\"");
+    if (absl::Status s = SetScanPeriod(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("period_max")) {
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, "sampling.period_max must be a duration string such as \"16s\"");
+    if (absl::Status s = SetScanPeriodMax(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("ring_entries")) {
+    auto v = n->value<int64_t>();
+    if (!v || *v <= 0) return Bad(source, "sampling.ring_entries must be a positive integer");
+    options.sampling.ring_entries = static_cast<uint32_t>(*v);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
+                            RunOptions& options) {
+  absl::StatusOr<toml::table> parsed = ParseToml(text, source);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
+  if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell",
+                                        "sampling"},
+                                 "the top level", source);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::table* vm = root.get_as<toml::table>("vm")) {
+    if (absl::Status s = ApplyVm(*vm, source, options); !s.ok()) return s;
+  } else if (root.contains("vm")) {
+    return Bad(source, "vm must be a table");
+  }
+  if (const toml::table* payload = root.get_as<toml::table>("payload")) {
+    if (absl::Status s = CheckKeys(*payload, {"name", "args"}, "[payload]", source); !s.ok()) return s;
+    if (auto name = (*payload)["name"].value<std::string>()) options.payload = *name;
+    else if (payload->contains("name")) return Bad(source, "payload.name must be a string");
+    if (auto args = (*payload)["args"].value<std::string>()) options.vm.payload_args = *args;
+    else if (payload->contains("args")) return Bad(source, "payload.args must be a string");
+  }
+  if (const toml::table* placement = root.get_as<toml::table>("placement")) {
+    if (absl::Status s = CheckKeys(*placement, {"mode"}, "[placement]", source); !s.ok()) return s;
+    if (auto mode = (*placement)["mode"].value<std::string>()) {
+      absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(*mode);
+      if (!p.ok()) return Bad(source, p.status().message());
+      options.placement = *p;
+    }
+  }
+  if (const toml::table* report = root.get_as<toml::table>("report")) {
+    if (absl::Status s = CheckKeys(*report, {"format"}, "[report]", source); !s.ok()) return s;
+    if (auto format = (*report)["format"].value<std::string>()) {
+      absl::StatusOr<ReportFormat> parsed_format = ParseReportFormat(*format);
+      if (!parsed_format.ok()) {
+        return Bad(source, absl::StrCat("report.format: ", parsed_format.status().message()));
+      }
+      options.report = *parsed_format;
+    }
+  }
+  if (const toml::table* sampling = root.get_as<toml::table>("sampling")) {
+    if (absl::Status s = ApplySampling(*sampling, source, options); !s.ok()) return s;
+  }
+  if (root.contains("cell")) {
+    const toml::array* cells = root.get_as<toml::array>("cell");
+    if (cells == nullptr) return Bad(source, "cell must be an array of tables ([[cell]])");
+    if (absl::Status s = ApplyCells(*cells, source, options); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace numavm
