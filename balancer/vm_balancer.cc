@@ -56,7 +56,8 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   for (size_t v = 0; v < delta.vcpu_nodes.size(); ++v) {
     if (delta.vcpu_nodes[v] >= 0) counters_.vcpu_nodes[v] = delta.vcpu_nodes[v];
   }
-  counters_.state_bytes = pages_.memory_bytes() + placer_.state_bytes();
+  counters_.state_bytes = pages_.memory_bytes() + placer_.state_bytes() +
+                          sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
   return status;
 }
@@ -95,12 +96,23 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
 }
 
 void VmBalancer::RollRemigrationEpoch(absl::Duration now) {
-  if (now - epoch_start_ < absl::Seconds(10)) return;
-  for (uint64_t g = 0; g < pages_.size(); ++g) {
-    PageState& p = pages_.at(g);
-    const bool now_set = p.flags & PageState::kMovedNow;
-    p.flags &= static_cast<uint8_t>(~(PageState::kMovedNow | PageState::kMovedBefore));
-    if (now_set) p.flags |= PageState::kMovedBefore;
+  constexpr absl::Duration kEpoch = absl::Seconds(10);
+  if (now - epoch_start_ < kEpoch) return;
+  // A batch more than two epochs after the last roll (long scan periods)
+  // rolls twice: marks older than that are forgotten.
+  const int rolls = now - epoch_start_ >= 2 * kEpoch ? 2 : 1;
+  for (int r = 0; r < rolls; ++r) {
+    // Only the pages marked in the last two epochs are touched: the cost
+    // follows the (rate-limited) migrations, not the guest's size.
+    for (uint64_t g : moved_before_) {
+      pages_.at(g).flags &= static_cast<uint8_t>(~PageState::kMovedBefore);
+    }
+    for (uint64_t g : moved_now_) {
+      PageState& p = pages_.at(g);
+      p.flags = static_cast<uint8_t>((p.flags & ~PageState::kMovedNow) | PageState::kMovedBefore);
+    }
+    moved_before_.swap(moved_now_);
+    moved_now_.clear();
   }
   epoch_start_ = now;
 }
@@ -168,7 +180,10 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     if (mode_ == BalanceMode::kOn) {
       PageState& moved = pages_.at(s.gfn);
       if (moved.flags & (PageState::kMovedNow | PageState::kMovedBefore)) ++delta.remigrations;
-      moved.flags |= PageState::kMovedNow;
+      if (!(moved.flags & PageState::kMovedNow)) {
+        moved.flags |= PageState::kMovedNow;
+        moved_now_.push_back(s.gfn);
+      }
     }
     if (advice_) advice_(s.gfn, page_node, v.to_node, v.reason);
     if (mode_ == BalanceMode::kOn) moves.emplace_back(s.gfn, v.to_node);

@@ -61,7 +61,7 @@ class VmBalancer final {
   // previous vCPU on its page (-1: none).
   std::vector<int> RecordSharing(const AccessBatch& batch, const std::vector<int>& page_nodes);
   // Starts a new re-migration epoch every 10 s: this epoch's marks become
-  // the previous one's.
+  // the previous one's (and after a gap of 20 s or more, none are kept).
   void RollRemigrationEpoch(absl::Duration now);
 
   const BalanceMode mode_;
@@ -74,6 +74,7 @@ class VmBalancer final {
   VcpuPlacer placer_;
   std::optional<absl::Duration> first_batch_;
   absl::Duration epoch_start_;  // of the re-migration epochs
+  std::vector<uint64_t> moved_now_, moved_before_;  // pages marked in this / the last epoch
   struct PeriodLocality {
     absl::Duration at;
     uint64_t attributed = 0, local = 0;

@@ -183,3 +183,36 @@ TEST_F(VmBalancerTest, AViewErrorIsReturnedNotThrown) {
 
 }  // namespace
 }  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// A re-migration is a move of a page that was moved in the same 10 s epoch
+// or the one before; older moves do not count.
+TEST_F(VmBalancerTest, RemigrationsCountMovesWithinTheLastTwoEpochs) {
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
+  // vCPU 1 (node 1) keeps using page 5; before each round something else
+  // has put the page back on node 0, so the balancer moves it again.
+  auto round = [&](int second) {
+    view_.page_node[5] = 0;
+    const uint64_t before = view_.moves;
+    for (int i = 0; i < 3 && view_.moves == before; ++i) {
+      AccessBatch batch = {{5, 1, AccessKind::kWrite, {}}};
+      EXPECT_TRUE(balancer.OnBatch(batch, absl::Seconds(second) + absl::Milliseconds(i)).ok());
+    }
+    EXPECT_EQ(view_.moves, before + 1) << "at " << second << " s";
+  };
+  round(1);   // first move: epoch [0, 10)
+  EXPECT_EQ(balancer.counters().remigrations, 0u);
+  round(2);   // same epoch
+  EXPECT_EQ(balancer.counters().remigrations, 1u);
+  round(12);  // the next epoch: the move at 2 s is in the previous one
+  EXPECT_EQ(balancer.counters().remigrations, 2u);
+  round(35);  // two epochs after the last move: a fresh move
+  EXPECT_EQ(balancer.counters().remigrations, 2u);
+  round(36);
+  EXPECT_EQ(balancer.counters().remigrations, 3u);
+}
+
+}  // namespace
+}  // namespace numavm
