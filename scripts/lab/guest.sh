@@ -1,6 +1,7 @@
 #!/bin/sh
 # /init of the NUMA lab: runs the plan given on the kernel command line
-# (lab.plan=WORKLOAD:MODE,... lab.vcpus=N lab.memory=SIZE lab.args="...")
+# (lab.plan=WORKLOAD:MODE[:VCPUS[:SECONDS]],... lab.vcpus=N lab.memory=SIZE
+# lab.args="...")
 # with numavm on this multi-node kernel, prints each run's JSON report and
 # the kernel's migration counters on the console, and powers off.
 # Modes: off, hard, inverse, numavm, kernel (kernel.numa_balancing=1),
@@ -43,7 +44,17 @@ numavm run --payload idle --memory 16M --quiet-console --timeout 60s -- seconds=
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 
 for run in $(echo "$PLAN" | tr ',' ' '); do
-  w=${run%%:*} mode=${run##*:}
+  # WORKLOAD:MODE[:VCPUS[:SECONDS]]: the last two override lab.vcpus and
+  # the seconds= of lab.args for this run.
+  saved_ifs=$IFS IFS=:
+  set -- $run
+  IFS=$saved_ifs
+  w=$1 mode=$2 run_vcpus=${3:-$VCPUS} run_secs=${4:-}
+  run_args=$ARGS run_timeout=$TIMEOUT
+  if [ -n "$run_secs" ]; then
+    run_args="$(echo "$ARGS" | tr ' ' '\n' | grep -v '^seconds=' | tr '\n' ' ')seconds=$run_secs"
+    run_timeout=$(( run_secs * 3 + 60 ))s
+  fi
   pre="numactl --preferred=0"
   extra="--balance off"
   case $mode in
@@ -63,8 +74,8 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   esac
   echo "LAB-BEGIN $w $mode"
   m0=$(vmstat numa_pages_migrated); p0=$(vmstat pgmigrate_success)
-  $pre numavm run --payload "$w" --vcpus "$VCPUS" --memory "$MEMORY" --scan-window "$WINDOW" \
-    --scan-period 500ms --quiet-console --report=json --timeout "$TIMEOUT" $extra -- $ARGS \
+  $pre numavm run --payload "$w" --vcpus "$run_vcpus" --memory "$MEMORY" --scan-window "$WINDOW" \
+    --scan-period 500ms --quiet-console --report=json --timeout "$run_timeout" $extra -- $run_args \
     > /tmp/report.json 2>/tmp/err.txt
   rc=$?
   m1=$(vmstat numa_pages_migrated); p1=$(vmstat pgmigrate_success)

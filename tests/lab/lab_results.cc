@@ -31,6 +31,10 @@ uint64_t Field(absl::string_view line, absl::string_view key) {
   return 0;
 }
 
+bool SameCase(const LabRun& a, const LabRun& b) {
+  return a.nodes == b.nodes && a.workload == b.workload && a.mode == b.mode && a.vcpus == b.vcpus;
+}
+
 std::string UpperMode(const std::string& m) {
   std::string out = m;
   for (char& c : out) c = static_cast<char>(std::toupper(c));
@@ -63,13 +67,15 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
       r.exit_code = r.report.value("exit_code", -1);
       if (r.mode == "numavm") r.balancer_cpu_seconds = r.report["sampling"].value("cpu_seconds", -1.0);
       for (const auto& v : r.report["vcpu"]) r.guest_bytes += v.value("bytes", uint64_t{0});
-      for (const auto& res : r.report["results"]) {
-        if (res.value("key", std::string()) == "mismatches") r.mismatches += res.value("value", uint64_t{0});
+      r.vcpus = static_cast<int>(r.report["vcpu"].size());
+      const nlohmann::json& results = r.report["results"];
+      if (results.is_object() && results.contains("mismatches")) {
+        const nlohmann::json& m = results["mismatches"];
+        if (m.is_object() && m.contains("sum") && m["sum"].is_number_unsigned()) {
+          r.mismatches = m["sum"].get<uint64_t>();
+        }
       }
-      // A later run of the same case (a re-run) replaces the earlier one.
-      std::erase_if(runs, [&](const LabRun& o) {
-        return o.nodes == r.nodes && o.workload == r.workload && o.mode == r.mode;
-      });
+      std::erase_if(runs, [&](const LabRun& o) { return SameCase(o, r); });
       runs.push_back(std::move(r));
     } else if (absl::StartsWith(l, "LAB-VMSTAT ")) {
       std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
@@ -125,15 +131,14 @@ std::string LabTable(const std::vector<LabRun>& all) {
   }
   std::vector<LabRun> runs;
   for (const LabRun& r : all) {
-    std::erase_if(runs, [&](const LabRun& o) {
-      return o.nodes == r.nodes && o.workload == r.workload && o.mode == r.mode;
-    });
+    std::erase_if(runs, [&](const LabRun& o) { return SameCase(o, r); });
     runs.push_back(r);
   }
   std::stable_sort(runs.begin(), runs.end(), [&](const LabRun& a, const LabRun& b) {
     const auto wa = std::find(workloads.begin(), workloads.end(), a.workload);
     const auto wb = std::find(workloads.begin(), workloads.end(), b.workload);
-    return std::make_tuple(a.nodes, wa, mode_rank(a.mode)) < std::make_tuple(b.nodes, wb, mode_rank(b.mode));
+    return std::make_tuple(a.nodes, wa, mode_rank(a.mode), a.vcpus) <
+           std::make_tuple(b.nodes, wb, mode_rank(b.mode), b.vcpus);
   });
   std::map<std::pair<int, std::string>, double> hard;
   for (const LabRun& r : runs) {
@@ -160,7 +165,12 @@ std::string LabTable(const std::vector<LabRun>& all) {
       notes += absl::StrCat("re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}),
                             " of ", r.report["balance"].value("pages_migrated", uint64_t{0}), " ");
     }
-    if (r.workload == "verify") notes += absl::StrCat("mismatches ", r.mismatches, " ");
+    if (r.workload == "verify") {
+      notes += absl::StrCat(
+          "mismatches ", r.mismatches ? absl::StrCat(*r.mismatches) : std::string("not reported"),
+          ", ", r.vcpus, " vCPUs, ", absl::StrFormat("%.0f", r.report.value("elapsed_seconds", 0.0)),
+          " s ");
+    }
     absl::StrAppend(&out, absl::StrFormat(
         "%-5d %-12s %-8s %8s %8s %9u %12s %9s %10s %s\n", r.nodes, r.workload, UpperMode(r.mode),
         pct(r.access), pct(r.placement), r.pages_migrated, to90,

@@ -14,6 +14,7 @@ namespace numavm::lab {
 struct LabRun {
   int nodes = 0;
   std::string workload, mode;
+  int vcpus = 0;
   int exit_code = -1;
   nlohmann::json report;           // numavm run --report=json
   std::optional<double> access;    // sampled, recent window at the end
@@ -22,10 +23,11 @@ struct LabRun {
   uint64_t kernel_numa_migrated = 0;
   double balancer_cpu_seconds = -1;  // numavm's sampling+balancing thread; -1: n/a
   uint64_t guest_bytes = 0;
-  uint64_t mismatches = 0;         // verify's result
+  std::optional<uint64_t> mismatches;  // verify's result (empty: none reported)
 };
 
 // Parses console logs (LAB: up ... nodes: N, LAB-JSON, LAB-VMSTAT lines).
+// A case is (nodes, workload, mode, vCPUs); a re-run replaces the earlier.
 std::vector<LabRun> ParseLabLog(const std::string& text);
 
 // Guest bytes processed (all vCPUs) before the run's access locality first
