@@ -139,7 +139,9 @@ void VcpuPlacer::PlaceGroupsOfVcpus(const std::vector<std::vector<int>>& members
       ++delta.decisions["group-does-not-fit"];
       continue;
     }
-    // Hysteresis: keep a placement on as few nodes that scores nearly as well.
+    // Hysteresis: keep a placement on as few nodes that scores nearly as
+    // well - but give its members homes there: vCPUs left to the host
+    // scheduler wander between nodes, and their pages would follow them.
     std::vector<int> now_on;
     bool all_known = true;
     for (int v : m) {
@@ -152,31 +154,45 @@ void VcpuPlacer::PlaceGroupsOfVcpus(const std::vector<std::vector<int>>& members
     double score_now = 0, score_target = 0;
     for (int n : now_on) score_now += NodeScore(topology_, demand.faults_per_node, n);
     for (int n : target) score_target += NodeScore(topology_, demand.faults_per_node, n);
-    if (all_known && now_on.size() <= target.size() && score_now * 1.1 >= score_target) {
-      continue;
-    }
-    std::vector<int> room(nodes, 0);
-    for (int n : target) room[n] = free[n];
-    for (int v : m) {  // members already on a target node stay
-      if (effective[v] >= 0 && effective[v] < nodes && room[effective[v]] > 0) {
-        --room[effective[v]];
-      }
-    }
-    for (int v : m) {
-      const int at = effective[v];
-      if (at >= 0 && at < nodes && std::find(target.begin(), target.end(), at) != target.end()) {
-        continue;
-      }
-      int best = -1;
-      for (int n : target) {
-        if (room[n] > 0 && (best < 0 || NodeScore(topology_, demand.faults_per_node, n) >
-                                            NodeScore(topology_, demand.faults_per_node, best))) {
-          best = n;
+    const bool keep =
+        all_known && now_on.size() <= target.size() && score_now * 1.1 >= score_target;
+    // A node for every member within `dest`: members stay where they are if
+    // that is in `dest` and has room, the others take the best-scoring node
+    // with room. Empty if they do not all fit.
+    auto assign = [&](const std::vector<int>& dest) {
+      std::vector<int> room(nodes, 0);
+      for (int n : dest) room[n] = free[n];
+      std::vector<int> to(m.size(), -1);
+      for (size_t i = 0; i < m.size(); ++i) {
+        const int at = effective[m[i]];
+        if (at >= 0 && at < nodes && room[at] > 0) {
+          --room[at];
+          to[i] = at;
         }
       }
-      if (best < 0) break;
-      --room[best];
-      MoveVcpu(v, best, effective, load, delta);
+      for (size_t i = 0; i < m.size(); ++i) {
+        if (to[i] >= 0) continue;
+        int best = -1;
+        for (int n : dest) {
+          if (room[n] > 0 && (best < 0 || NodeScore(topology_, demand.faults_per_node, n) >
+                                              NodeScore(topology_, demand.faults_per_node, best))) {
+            best = n;
+          }
+        }
+        if (best < 0) return std::vector<int>{};
+        --room[best];
+        to[i] = best;
+      }
+      return to;
+    };
+    std::vector<int> to = keep ? assign(now_on) : std::vector<int>{};
+    if (to.empty()) to = assign(target);
+    if (to.empty()) {
+      ++delta.decisions["group-does-not-fit"];
+      continue;
+    }
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (home_[m[i]] != to[i]) MoveVcpu(m[i], to[i], effective, load, delta);
     }
   }
 }

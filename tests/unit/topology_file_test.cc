@@ -7,7 +7,7 @@ namespace {
 
 TEST(TopologyFile, ShippedTopologiesLoad) {
   for (auto [file, nodes] : {std::pair{"topology-2node.toml", 2}, {"topology-4node.toml", 4},
-                             {"topology-8node.toml", 8}}) {
+                             {"topology-8node.toml", 8}, {"topology-4node-1cpu.toml", 4}}) {
     absl::StatusOr<Topology> t =
         LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + file);
     ASSERT_TRUE(t.ok()) << file << ": " << t.status();

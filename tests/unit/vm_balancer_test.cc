@@ -216,3 +216,83 @@ TEST_F(VmBalancerTest, RemigrationsCountMovesWithinTheLastTwoEpochs) {
 
 }  // namespace
 }  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// The host scheduler as the lab showed it: a vCPU without a home runs on a
+// different node every period. Pinned vCPUs stay.
+class WanderingView final : public PlacementView {
+ public:
+  explicit WanderingView(int vcpus, int nodes) : pinned(vcpus, -1), nodes_(nodes) {}
+  std::map<uint64_t, int> page_node;
+  std::vector<int> pinned;
+  uint64_t pins = 0, moves = 0;
+
+  absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override {
+    std::vector<int> out;
+    for (uint64_t g : gfns) out.push_back(page_node.count(g) ? page_node[g] : -1);
+    return out;
+  }
+  std::vector<int> VcpuNodes() override {
+    ++tick_;
+    std::vector<int> out(pinned.size());
+    for (size_t v = 0; v < pinned.size(); ++v) {
+      out[v] = pinned[v] >= 0 ? pinned[v] : static_cast<int>((tick_ * 3 + v * 5) % nodes_);
+    }
+    return out;
+  }
+  absl::Status PinVcpu(int vcpu, int node) override {
+    pinned[vcpu] = node;
+    ++pins;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& m,
+                                             absl::Duration) override {
+    MigrationOutcome out;
+    for (auto [gfn, node] : m) {
+      page_node[gfn] = node;
+      ++out.moved;
+      out.bytes_moved += 4096;
+      ++moves;
+    }
+    return out;
+  }
+
+ private:
+  uint64_t tick_ = 0;
+  int nodes_;
+};
+
+// numa01 on the lab's 4 nodes of one CPU: two groups of two vCPUs, each
+// group sharing its own region, each group too big for one node. The
+// groups' vCPUs must get homes (two nodes each) once the warm-up is over,
+// and then stay; their pages move once, not after every wander.
+TEST(VcpuPlacementTest, GroupsThatSpanNodesGetHomesInsteadOfWandering) {
+  Topology topology;
+  for (int n = 0; n < 4; ++n) topology.nodes.push_back(NumaNode{n, {n}, 1 << 30, 1 << 30});
+  topology.distance = {{10, 20, 30, 20}, {20, 10, 20, 30}, {30, 20, 10, 20}, {20, 30, 20, 10}};
+  WanderingView view(4, 4);
+  for (uint64_t g = 0; g < 200; ++g) view.page_node[g] = 0;
+  VmBalancer balancer(BalanceMode::kOn, topology, 4, 1024, view);
+  for (int period = 0; period < 40; ++period) {
+    AccessBatch batch;
+    for (uint64_t p = 0; p < 100; ++p) {
+      batch.push_back({p, static_cast<int>((period + p) % 2), AccessKind::kWrite, {}});
+      batch.push_back({100 + p, 2 + static_cast<int>((period + p) % 2), AccessKind::kWrite, {}});
+    }
+    ASSERT_TRUE(balancer.OnBatch(batch, absl::Milliseconds(500) * period).ok());
+  }
+  const BalancerCounters c = balancer.counters();
+  EXPECT_EQ(c.groups, 2);
+  for (int v = 0; v < 4; ++v) EXPECT_GE(view.pinned[v], 0) << "vCPU " << v << " has no home";
+  // Each node has one CPU: the four homes are four different nodes.
+  std::vector<int> homes = view.pinned;
+  std::sort(homes.begin(), homes.end());
+  EXPECT_EQ(homes, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_LE(view.pins, 8u) << "homes are given once, not every period";
+  EXPECT_LE(c.remigrations * 50, c.pages_migrated) << c.remigrations << " of " << c.pages_migrated;
+}
+
+}  // namespace
+}  // namespace numavm
