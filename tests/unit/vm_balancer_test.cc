@@ -8,7 +8,7 @@ namespace numavm {
 namespace {
 
 // A placement model: pages on nodes, vCPUs on nodes, moves always succeed.
-class ModelView final : public PlacementView {
+class ModelView : public PlacementView {
  public:
   std::map<uint64_t, int> page_node;
   std::vector<int> vcpu_node;
@@ -222,18 +222,11 @@ namespace {
 
 // The host scheduler as the lab showed it: a vCPU without a home runs on a
 // different node every period. Pinned vCPUs stay.
-class WanderingView final : public PlacementView {
+class WanderingView final : public ModelView {
  public:
-  explicit WanderingView(int vcpus, int nodes) : pinned(vcpus, -1), nodes_(nodes) {}
-  std::map<uint64_t, int> page_node;
+  WanderingView(int vcpus, int nodes) : pinned(vcpus, -1), nodes_(nodes) {}
   std::vector<int> pinned;
-  uint64_t pins = 0, moves = 0;
 
-  absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override {
-    std::vector<int> out;
-    for (uint64_t g : gfns) out.push_back(page_node.count(g) ? page_node[g] : -1);
-    return out;
-  }
   std::vector<int> VcpuNodes() override {
     ++tick_;
     std::vector<int> out(pinned.size());
@@ -246,17 +239,6 @@ class WanderingView final : public PlacementView {
     pinned[vcpu] = node;
     ++pins;
     return absl::OkStatus();
-  }
-  absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& m,
-                                             absl::Duration) override {
-    MigrationOutcome out;
-    for (auto [gfn, node] : m) {
-      page_node[gfn] = node;
-      ++out.moved;
-      out.bytes_moved += 4096;
-      ++moves;
-    }
-    return out;
   }
 
  private:
