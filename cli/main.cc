@@ -1,4 +1,5 @@
 // numavm: a NUMA balancer for virtual machines.
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -215,6 +216,11 @@ void AddReportCommand(CLI::App& app, numavm::ReportFlags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer that goes away (libvirtd restarting, a metrics scraper or a
+  // `numavm report` hanging up, a closed stdout pipe) must be an EPIPE
+  // error where it happens, never a signal that kills numavm - and with
+  // `numavm run`, its VM.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app(kDescription, "numavm");
   app.set_version_flag("--version", "numavm 0.1.0");
   app.require_subcommand(1);

@@ -20,7 +20,33 @@ absl::Status Gone(const std::string& name, absl::string_view why) {
   return absl::NotFoundError(absl::StrCat("domain '", name, "' ", why));
 }
 
+// The QEMU process, found through its vCPU threads (QMP query-cpus-fast).
+absl::StatusOr<pid_t> QemuPid(const LibvirtDomain& domain) {
+  absl::StatusOr<std::string> cpus_reply = domain.Qmp(R"({"execute":"query-cpus-fast"})");
+  if (!cpus_reply.ok()) return cpus_reply.status();
+  absl::StatusOr<std::vector<pid_t>> tids = ParseVcpuThreads(*cpus_reply);
+  if (!tids.ok()) return tids.status();
+  if (tids->empty() || (*tids)[0] <= 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("domain '", domain.name(), "': QEMU reports no vCPU threads"));
+  }
+  return ProcessOfThread((*tids)[0]);
+}
+
 }  // namespace
+
+absl::Status AttachedDomain::Rebind(LibvirtDomain domain) {
+  if (!domain.active()) return Gone(name_, "is not running");
+  // A QMP failure here is not evidence of a restart: the next rounds will
+  // tell. Only another QEMU pid is.
+  absl::StatusOr<pid_t> pid = QemuPid(domain);
+  if (pid.ok() && *pid != pid_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("domain '", name_, "' runs in a new QEMU process (", *pid, ", was ", pid_, ")"));
+  }
+  domain_ = std::move(domain);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
     const LibvirtConnection& conn, LibvirtDomain domain, const Topology& topology,
@@ -33,15 +59,7 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   d->vcpus_ = *vcpus;
   d->host_cpus_ = conn.host_cpus();
 
-  absl::StatusOr<std::string> cpus_reply = d->domain_.Qmp(R"({"execute":"query-cpus-fast"})");
-  if (!cpus_reply.ok()) return cpus_reply.status();
-  absl::StatusOr<std::vector<pid_t>> tids = ParseVcpuThreads(*cpus_reply);
-  if (!tids.ok()) return tids.status();
-  if (tids->empty() || (*tids)[0] <= 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("domain '", d->name_, "': QEMU reports no vCPU threads"));
-  }
-  absl::StatusOr<pid_t> pid = ProcessOfThread((*tids)[0]);
+  absl::StatusOr<pid_t> pid = QemuPid(d->domain_);
   if (!pid.ok()) return pid.status();
   d->pid_ = *pid;
 

@@ -44,6 +44,12 @@ class AttachedDomain {
                                                                 const Topology& topology,
                                                                 DomainOptions options);
 
+  // After libvirt was reconnected: the same domain through the new
+  // connection. Everything learnt (original pinning, home, counters) is
+  // kept; FailedPrecondition if it now runs in another QEMU process (a
+  // restart: attach it afresh), NotFound if it is gone.
+  absl::Status Rebind(LibvirtDomain domain);
+
   // One round. `busy_cpus[n]`: vCPUs of other domains homed on node index
   // n. `limiter` (per host) bounds page migration. NotFound: the domain is
   // gone (shut down, destroyed) - nothing else was disturbed.

@@ -19,10 +19,8 @@ absl::Status DomainManager::ConnectLocked() {
   absl::StatusOr<LibvirtConnection> c = LibvirtConnection::Open(options_.uri);
   if (!c.ok()) return c.status();
   const bool reconnect = conn_.has_value();
-  // Domains hold their own references; they keep working with a new
-  // connection object only if looked up again.
-  std::vector<std::string> names;
-  for (const auto& d : domains_) names.push_back(d->name());
+  // Domain handles of the old connection are dead: each domain is looked
+  // up again through the new one.
   conn_.emplace(std::move(*c));
   if (reconnect) {
     log_("reconnected to libvirt");
@@ -33,6 +31,18 @@ absl::Status DomainManager::ConnectLocked() {
         log_(absl::StrCat("domain '", d->name(), "' is gone; no longer balanced"));
         continue;
       }
+      // The same QEMU process: keep what was learnt, above all the pinning
+      // to restore at detach (the domain's pinning now is ours).
+      absl::Status rebound = d->Rebind(*dom);
+      if (rebound.ok()) {
+        kept.push_back(std::move(d));
+        continue;
+      }
+      if (absl::IsNotFound(rebound)) {
+        log_(absl::StrCat(rebound.message(), "; no longer balanced"));
+        continue;
+      }
+      log_(absl::StrCat(rebound.message(), "; attaching it afresh"));
       absl::StatusOr<std::unique_ptr<AttachedDomain>> again =
           AttachedDomain::Attach(*conn_, std::move(*dom), topology_, options_.domain);
       if (!again.ok()) {

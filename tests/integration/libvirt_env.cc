@@ -23,7 +23,8 @@ struct State {
   std::string unavailable;
   std::optional<LibvirtConnection> conn;
   std::vector<pid_t> started;             // daemons we started
-  std::vector<LibvirtDomain> domains;     // domains we created
+  pid_t libvirtd = 0;                     // ... of which libvirtd
+  std::vector<std::string> domains;       // names of the domains we created
   std::optional<struct stat> kvm_before;  // /dev/kvm owner and mode to restore
   std::string dir;
   int next = 0;
@@ -64,6 +65,42 @@ void GiveKvmToItsGroup() {
   if (chown("/dev/kvm", st.st_uid, kvm->gr_gid) == 0) chmod("/dev/kvm", 0660);
 }
 
+void StopDaemon(pid_t pid) {
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 200 && waitpid(pid, nullptr, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (waitpid(pid, nullptr, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+pid_t StartLibvirtd() {
+  State& s = S();
+  const pid_t pid = StartDaemon("/usr/sbin/libvirtd", {"--pid-file", s.dir + "/libvirtd.pid"},
+                                s.dir + "/libvirtd.log");
+  s.started.push_back(pid);
+  return pid;
+}
+
+// (Re)opens the shared connection; the first answer waits for QEMU
+// capability probing (~10 s).
+absl::Status Reconnect() {
+  State& s = S();
+  absl::Status last;
+  for (int i = 0; i < 600; ++i) {
+    absl::StatusOr<LibvirtConnection> c = LibvirtConnection::Open(LibvirtEnv::uri());
+    if (c.ok()) {
+      s.conn.emplace(std::move(*c));
+      return absl::OkStatus();
+    }
+    last = c.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return absl::UnavailableError(absl::StrCat("libvirtd does not answer: ", last.message()));
+}
+
 }  // namespace
 
 const std::string& LibvirtEnv::unavailable() { return S().unavailable; }
@@ -88,40 +125,36 @@ void LibvirtEnv::SetUp() {
     if (!Exists("/run/libvirt/virtlogd-sock")) {
       s.started.push_back(StartDaemon("/usr/sbin/virtlogd", {}, s.dir + "/virtlogd.log"));
     }
-    s.started.push_back(StartDaemon("/usr/sbin/libvirtd", {"--pid-file", s.dir + "/libvirtd.pid"},
-                                    s.dir + "/libvirtd.log"));
+    s.libvirtd = StartLibvirtd();
   }
-  // The first connection waits for QEMU capability probing (~10 s).
-  absl::Status last;
-  for (int i = 0; i < 600; ++i) {
-    absl::StatusOr<LibvirtConnection> c = LibvirtConnection::Open(uri());
-    if (c.ok()) {
-      s.conn.emplace(std::move(*c));
-      break;
-    }
-    last = c.status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (absl::Status c = Reconnect(); !c.ok()) s.unavailable = std::string(c.message());
+}
+
+absl::Status LibvirtEnv::RestartLibvirtd() {
+  State& s = S();
+  if (s.libvirtd == 0) {
+    return absl::FailedPreconditionError(
+        "libvirtd was running before the tests; they do not restart it");
   }
-  if (!s.conn) s.unavailable = absl::StrCat("libvirtd does not answer: ", last.message());
+  s.conn.reset();
+  StopDaemon(s.libvirtd);
+  std::erase(s.started, s.libvirtd);
+  s.libvirtd = StartLibvirtd();
+  return Reconnect();
 }
 
 void LibvirtEnv::TearDown() {
   State& s = S();
-  for (LibvirtDomain& d : s.domains) {
-    if (d.active()) (void)d.Destroy();
+  // By name through the current connection: handles from before a libvirtd
+  // restart are dead.
+  for (const std::string& name : s.domains) {
+    if (!s.conn) break;
+    absl::StatusOr<LibvirtDomain> d = s.conn->Lookup(name);
+    if (d.ok() && d->active()) (void)d->Destroy();
   }
   s.domains.clear();
   s.conn.reset();
-  for (auto it = s.started.rbegin(); it != s.started.rend(); ++it) {
-    kill(*it, SIGTERM);
-    for (int i = 0; i < 100 && waitpid(*it, nullptr, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (waitpid(*it, nullptr, WNOHANG) == 0) {
-      kill(*it, SIGKILL);
-      waitpid(*it, nullptr, 0);
-    }
-  }
+  for (auto it = s.started.rbegin(); it != s.started.rend(); ++it) StopDaemon(*it);
   if (s.kvm_before) {
     (void)chown("/dev/kvm", s.kvm_before->st_uid, s.kvm_before->st_gid);
     chmod("/dev/kvm", s.kvm_before->st_mode & 07777);
@@ -145,7 +178,7 @@ absl::StatusOr<LibvirtDomain> LibvirtEnv::CreateDomain(const std::string& backin
       "<on_crash>destroy</on_crash><devices><emulator>/usr/bin/qemu-system-x86_64</emulator>"
       "<memballoon model='none'/></devices></domain>");
   absl::StatusOr<LibvirtDomain> d = s.conn->CreateTransient(xml);
-  if (d.ok()) s.domains.push_back(*d);
+  if (d.ok()) s.domains.push_back(d->name());
   return d;
 }
 

@@ -33,6 +33,11 @@ class LibvirtEnv : public ::testing::Environment {
   static LibvirtConnection& connection();
   static std::string uri() { return "qemu:///system"; }
 
+  // Stops the libvirtd the environment started and starts it again (its
+  // domains keep running); FailedPrecondition for a libvirtd it did not
+  // start. connection() is the new one afterwards.
+  static absl::Status RestartLibvirtd();
+
   // A running domain: `backing` "memfd" or "anon".
   static absl::StatusOr<LibvirtDomain> CreateDomain(const std::string& backing, int vcpus,
                                                     int memory_mib);

@@ -285,10 +285,47 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
   ASSERT_TRUE(dom.Destroy().ok());
 }
 
+// libvirtd restarts (package upgrades do that) while the daemon balances:
+// it reconnects, keeps the domain, and SIGTERM still puts back the pinning
+// the domain had before numavm touched it - not numavm's own.
+TEST_F(LibvirtTest, TheDaemonRidesOutALibvirtdRestartAndStillRestoresTheOriginalPinning) {
+  LibvirtDomain dom = Domain("memfd");
+  const std::string name = dom.name();
+  const std::vector<int> original = {HostCpus() - 1};
+  ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
+  BackgroundNumavm daemon({"daemon", "--connect", LibvirtEnv::uri(), "--domain", name,
+                           "--interval", "200ms", "--metrics-port", "0"});
+  ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << daemon.err();
+
+  absl::Status restarted = LibvirtEnv::RestartLibvirtd();
+  if (absl::IsFailedPrecondition(restarted)) GTEST_SKIP() << restarted.message();
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  absl::StatusOr<LibvirtDomain> again = LibvirtEnv::connection().Lookup(name);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_TRUE(again->active()) << "libvirtd's restart must not stop the domain";
+  ASSERT_TRUE(Eventually([&] {
+    return daemon.err().find("reconnected to libvirt") != std::string::npos;
+  }, 60)) << daemon.err();
+  EXPECT_EQ(daemon.err().find("no longer balanced"), std::string::npos) << daemon.err();
+  nlohmann::json report = ReportJson();
+  const nlohmann::json* vm = Find(report, name);
+  ASSERT_NE(vm, nullptr) << report.dump();
+  EXPECT_EQ((*vm)["mode"], "enforce");
+
+  daemon.Signal(SIGTERM);
+  ProcessResult done = daemon.Wait(30);
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(Pinning(*again)[0], original) << done.err;
+  ASSERT_TRUE(again->Destroy().ok());
+}
+
 }  // namespace
 }  // namespace numavm
 
 int main(int argc, char** argv) {
+  // As in numavm: libvirt's client writes to a socket libvirtd may have
+  // closed (the restart test); that must be an error, not SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new numavm::testing::LibvirtEnv);
   return RUN_ALL_TESTS();
