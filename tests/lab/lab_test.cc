@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -26,15 +27,31 @@ TEST(Lab, NumavmMovesNuma02PagesToTheirVcpusNodesOnARealTwoNodeKernel) {
   if (std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
   }
-  char pattern[] = "/tmp/numavm-lab-XXXXXX";
-  const std::string out = mkdtemp(pattern);
-  const std::string cmd = absl::StrCat(NUMAVM_SOURCE_DIR, "/scripts/lab.sh --nodes 2 --workloads numa02 ",
-                                       "--modes off,numavm --seconds 25 --no-verify --out ", out, " > ", out,
-                                       "/stdout 2> ", out, "/stderr");
-  const int rc = std::system(cmd.c_str());
-  const std::string log = ReadFile(out + "/lab-2node.log");
-  if (rc != 0 && log.empty() && ReadFile(out + "/stderr").find("cannot resolve") != std::string::npos) {
-    GTEST_SKIP() << "no Debian kernel package reachable: " << ReadFile(out + "/stderr");
+  // The lab itself is not stable: now and then a nested guest shuts down or
+  // the lab kernel hangs while its mappings are being invalidated (QEMU TCG
+  // emulating nested SVM; docs/numa-lab.md). Such a lab failure - the lab
+  // did not finish, or a guest "triple fault" - gets one more boot; the
+  // first failure is printed. Anything else fails at once.
+  std::string out, log;
+  int rc = 0;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    char pattern[] = "/tmp/numavm-lab-XXXXXX";
+    out = mkdtemp(pattern);
+    const std::string cmd =
+        absl::StrCat(NUMAVM_SOURCE_DIR, "/scripts/lab.sh --nodes 2 --workloads numa02 ",
+                     "--modes off,numavm --seconds 25 --no-verify --out ", out, " > ", out,
+                     "/stdout 2> ", out, "/stderr");
+    rc = std::system(cmd.c_str());
+    log = ReadFile(out + "/lab-2node.log");
+    const std::string err = ReadFile(out + "/stderr");
+    if (rc != 0 && log.empty() && err.find("cannot resolve") != std::string::npos) {
+      GTEST_SKIP() << "no Debian kernel package reachable: " << err;
+    }
+    const bool lab_failed = err.find("the lab did not finish") != std::string::npos ||
+                            log.find("triple fault (shutdown)") != std::string::npos;
+    if (!lab_failed || attempt == 2) break;
+    std::cerr << "lab attempt 1 failed in the lab itself (booting again):\n" << err << "\n";
+    std::filesystem::remove_all(out);
   }
   ASSERT_EQ(rc, 0) << ReadFile(out + "/stderr");
   std::vector<LabRun> runs = ParseLabLog(log);
