@@ -84,6 +84,9 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "page decision with its reason, act on none) or on (migrate pages)");
   run->add_option("--migrate-rate", flags.migrate_rate,
                   "page migration limit per second for this VM, e.g. 256M (default 256M)");
+  run->add_option("--host-migrate-rate", flags.host_migrate_rate,
+                  "page migration limit per second shared by all 'numavm run' VMs on the host "
+                  "(default 1G; 0: this VM's limit only)");
   run->add_option("--stats-interval", flags.stats_interval,
                   "print live counters on stderr this often, e.g. 1s (default: only at exit)");
   run->add_flag("--migrate-churn", flags.migrate_churn,

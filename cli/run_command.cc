@@ -17,6 +17,8 @@
 #include "base/size.h"
 #include "cli/exit_codes.h"
 #include "cli/live_stats.h"
+#include "balancer/actuation/host_budget.h"
+#include "balancer/control/control_socket.h"
 #include "cli/migration_churn.h"
 #include "cli/payload_path.h"
 #include "cli/placement_locality.h"
@@ -149,6 +151,21 @@ int RunCommand(const RunFlags& flags) {
   summary.balance.mode = std::string(BalanceModeName(options.balance.mode));
   RateLimiter limiter(options.balance.migrate_bytes_per_second,
                       options.balance.migrate_bytes_per_second, absl::ZeroDuration());
+  // The host's budget, shared with every other numavm process; without it
+  // (no runtime directory) this VM's own limit still applies.
+  std::unique_ptr<HostBudget> host_budget;
+  if (options.balance.host_migrate_bytes_per_second > 0 &&
+      (options.balance.mode == BalanceMode::kOn || options.migrate_churn)) {
+    absl::StatusOr<std::unique_ptr<HostBudget>> b =
+        HostBudget::Open(RuntimeDir(), options.balance.host_migrate_bytes_per_second);
+    if (b.ok()) {
+      host_budget = *std::move(b);
+      limiter.set_host(host_budget.get());
+    } else {
+      summary.notes.push_back(absl::StrCat("host migration budget not shared (",
+                                           b.status().message(), "): this VM's limit only"));
+    }
+  }
   HostPlacementView view(*topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); },
                          &limiter);
   VmBalancer::Advice advice;

@@ -60,6 +60,14 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     }
     options.balance.migrate_bytes_per_second = *rate;
   }
+  if (flags.host_migrate_rate) {
+    absl::StatusOr<uint64_t> rate = ParseSize(*flags.host_migrate_rate);
+    if (!rate.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--host-migrate-rate: '", *flags.host_migrate_rate,
+                                                     "' is not a size per second (e.g. 1G, or 0)"));
+    }
+    options.balance.host_migrate_bytes_per_second = *rate;
+  }
   if (flags.vcpus) options.vm.vcpus = *flags.vcpus;
   if (flags.memory) {
     absl::StatusOr<uint64_t> bytes = ParseSize(*flags.memory);

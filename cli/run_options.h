@@ -36,6 +36,8 @@ struct SamplingOptions {
 struct BalanceOptions {
   BalanceMode mode = BalanceMode::kOff;  // off still measures locality
   uint64_t migrate_bytes_per_second = 256ull << 20;
+  // Shared by all numavm processes on the host (host_budget.h); 0: none.
+  uint64_t host_migrate_bytes_per_second = 1ull << 30;
 };
 absl::StatusOr<BalanceMode> ParseBalanceMode(absl::string_view name);
 absl::string_view BalanceModeName(BalanceMode mode);
@@ -72,6 +74,7 @@ struct RunFlags {
   std::optional<uint32_t> ring_entries;
   std::optional<std::string> balance;
   std::optional<std::string> migrate_rate;
+  std::optional<std::string> host_migrate_rate;
   std::optional<std::string> stats_interval;
   std::optional<std::string> record;
   bool migrate_churn = false;

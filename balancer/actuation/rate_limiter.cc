@@ -25,12 +25,14 @@ uint64_t RateLimiter::Available(absl::Duration now) {
 uint64_t RateLimiter::Take(uint64_t bytes, absl::Duration now) {
   Refill(now);
   uint64_t granted = std::min<uint64_t>(bytes, static_cast<uint64_t>(tokens_));
+  if (host_ != nullptr && granted > 0) granted = host_->Take(granted);
   tokens_ -= static_cast<double>(granted);
   return granted;
 }
 
 void RateLimiter::GiveBack(uint64_t bytes) {
   tokens_ = std::min(burst_, tokens_ + static_cast<double>(bytes));
+  if (host_ != nullptr && bytes > 0) host_->GiveBack(bytes);
 }
 
 }  // namespace numavm

@@ -1,11 +1,13 @@
 // A token bucket in bytes: migrations may use `bytes_per_second` on average
-// and burst up to `burst_bytes`. Pure: time is an input.
+// and burst up to `burst_bytes`. Pure: time is an input - unless linked to
+// the host-wide budget (host_budget.h), which every grant must also pass.
 #ifndef NUMAVM_BALANCER_ACTUATION_RATE_LIMITER_H_
 #define NUMAVM_BALANCER_ACTUATION_RATE_LIMITER_H_
 
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "balancer/actuation/host_budget.h"
 
 namespace numavm {
 
@@ -20,6 +22,8 @@ class RateLimiter {
   uint64_t Take(uint64_t bytes, absl::Duration now);
   // Returns unused bytes (e.g. pages that failed to move).
   void GiveBack(uint64_t bytes);
+  // Grants are then also taken from (and returned to) `host`; null unlinks.
+  void set_host(HostBudget* host) { host_ = host; }
 
  private:
   void Refill(absl::Duration now);
@@ -28,6 +32,7 @@ class RateLimiter {
   const double burst_;
   double tokens_;
   absl::Duration last_;
+  HostBudget* host_ = nullptr;
 };
 
 }  // namespace numavm

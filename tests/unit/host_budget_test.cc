@@ -1,0 +1,79 @@
+// The host-wide migration budget: two openers (as two numavm processes
+// would) share one bucket; a corrupt file is reset, not trusted.
+#include "balancer/actuation/host_budget.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "balancer/actuation/rate_limiter.h"
+
+namespace numavm {
+namespace {
+
+class HostBudgetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/numavm-budget-XXXXXX";
+    dir_ = mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+constexpr uint64_t kRate = 1ull << 30;  // a second's worth is the burst
+
+TEST_F(HostBudgetTest, TwoOpenersShareOneBucket) {
+  auto a = HostBudget::Open(dir_, kRate);
+  auto b = HostBudget::Open(dir_, kRate);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*a)->Take(kRate), kRate) << "a new budget starts full";
+  // What a took, b cannot have (refill in the microseconds between is
+  // far below a megabyte at 1 GiB/s... per millisecond it is 1 MiB).
+  EXPECT_LT((*b)->Take(kRate), 16ull << 20);
+  (*a)->GiveBack(512ull << 20);
+  EXPECT_GE((*b)->Take(512ull << 20), 512ull << 20);
+  EXPECT_EQ(std::filesystem::status(dir_ + "/migration-budget").permissions() &
+                std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+TEST_F(HostBudgetTest, ARateLimiterLinkedToItIsBoundByBoth) {
+  auto host = HostBudget::Open(dir_, 8ull << 20);
+  ASSERT_TRUE(host.ok());
+  RateLimiter vm1(1ull << 30, 1ull << 30, absl::ZeroDuration());
+  RateLimiter vm2(1ull << 30, 1ull << 30, absl::ZeroDuration());
+  vm1.set_host(host->get());
+  vm2.set_host(host->get());
+  // Each VM alone would be allowed 1 GiB; together they get the host's 8 MiB.
+  const uint64_t got1 = vm1.Take(1ull << 30, absl::ZeroDuration());
+  const uint64_t got2 = vm2.Take(1ull << 30, absl::ZeroDuration());
+  EXPECT_GE(got1, 8ull << 20);
+  EXPECT_LT(got1 + got2, 9ull << 20);
+  // A VM's unused grant goes back to the host for the other.
+  vm1.GiveBack(4ull << 20);
+  EXPECT_GE(vm2.Take(4ull << 20, absl::ZeroDuration()), 4ull << 20);
+}
+
+TEST_F(HostBudgetTest, AFileThatIsNotABudgetIsReset) {
+  std::ofstream(dir_ + "/migration-budget") << "garbage that is long enough to be read as a budget";
+  auto b = HostBudget::Open(dir_, kRate);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*b)->Take(kRate), kRate);
+}
+
+TEST_F(HostBudgetTest, AnUnusableDirectoryIsAClearError) {
+  auto b = HostBudget::Open("/proc/numavm-cannot-be-here", kRate);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(std::string(b.status().message()).find("/proc/numavm-cannot-be-here"),
+            std::string::npos)
+      << b.status();
+}
+
+}  // namespace
+}  // namespace numavm
