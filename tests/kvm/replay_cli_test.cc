@@ -59,12 +59,24 @@ TEST_P(ReplayCliTest, RecordedStreamReachesTheOracleOnTwoAndFourNodes) {
     // oracle (vCPUs fixed) puts each page on the node that sampled it most -
     // under load one member of a group runs faster and samples most pages
     // first - while the balancer leaves a shared page on either of its
-    // group's nodes. Unloaded 0.92x; loaded CI recordings 0.83x and 0.78x
-    // (docs/replay.md: a known gap). Held to 0.7x there - doing nothing
-    // gives ~0.45x - and 0.9x elsewhere.
+    // group's nodes (docs/replay.md: a known gap). Unloaded 0.92x the
+    // oracle, loaded CI recordings 0.83x and 0.78x, doing nothing 0.60x-
+    // 0.63x: there the balancer must beat doing nothing by 0.1 of the
+    // oracle's locality; elsewhere it must reach 0.9x.
+    const double ratio = j["versus_oracle"]["window_locality_ratio"].get<double>();
     const bool spans = GetParam().payload == "numa01" &&
                        std::string(topology) == "topology-4node-1cpu.toml";
-    EXPECT_GE(j["versus_oracle"]["window_locality_ratio"].get<double>(), spans ? 0.7 : 0.9);
+    if (spans) {
+      ProcessResult off = RunNumavm({"replay", trace.path(), "--report=json", "--balance", "off",
+                                     "--topology",
+                                     absl::StrCat(NUMAVM_SOURCE_DIR, "/configs/", topology)});
+      ASSERT_EQ(off.exit_code, 0) << off.err;
+      nlohmann::json o = nlohmann::json::parse(off.out, nullptr, false);
+      ASSERT_FALSE(o.is_discarded()) << off.out;
+      EXPECT_GE(ratio, o["versus_oracle"]["window_locality_ratio"].get<double>() + 0.1);
+    } else {
+      EXPECT_GE(ratio, 0.9);
+    }
     // numa01's groups start split over nodes when there are as many nodes
     // as vCPUs: the pages a member sampled twice before the group was known
     // follow it and move again when the group is placed together (see
