@@ -8,8 +8,9 @@
 #                       [--modes off,hard,...] [--seconds 25] [--out DIR]
 #                       [--verify-seconds 120] [--no-verify]
 # verify runs under migration churn with 1 and with 2 vCPUs (measured under
-# TCG: ~1800 page migrations a second with 1 vCPU, ~200 with 2, since every
-# migration interrupts the running vCPUs); --no-verify skips them.
+# TCG: ~2000 page migrations a second with 1 vCPU, ~200-400 with 2);
+# --no-verify skips them. Mode budget (not in the default set): two VMs at
+# once sharing a host migration budget of 128K/s.
 # Environment: NUMAVM_LAB_CACHE (default build/lab-cache) keeps the kernel
 # between runs.
 set -euo pipefail
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --verify-seconds) verify_seconds=$2; shift 2 ;;
     --no-verify) verify=no; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "lab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -6,7 +6,8 @@
 # the kernel's migration counters on the console, and powers off.
 # Modes: off, hard, inverse, numavm, kernel (kernel.numa_balancing=1),
 # numad (numad running), churn (all guest memory moved between nodes every
-# period: run it with verify). Off, numavm, kernel and numad start with all
+# period: run it with verify), budget (two VMs at once under one host
+# migration budget). Off, numavm, kernel and numad start with all
 # guest memory preferring node 0 (numactl --preferred=0): first touch on
 # one node.
 mount -t proc proc /proc
@@ -70,6 +71,28 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     numad) numad -i 1 -l 3 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
            extra="--balance off --sampler ring" ;;
     churn) extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
+    budget)
+      # Two VMs at once, each allowed 1G/s of its own, sharing a host budget
+      # of 128K/s (32 pages/s, --host-migrate-rate): together they may not
+      # migrate more than that. Both rows show the pages the lab kernel
+      # migrated for the two together.
+      echo "LAB-BEGIN $w $mode"
+      p0=$(vmstat pgmigrate_success)
+      for vm in a b; do
+        numactl --preferred=0 numavm run --payload "$w" --vcpus "$run_vcpus" --memory "$MEMORY" \
+          --scan-window "$WINDOW" --scan-period 500ms --quiet-console --report=json \
+          --timeout "$run_timeout" --balance on --migrate-rate 1G --host-migrate-rate 128K \
+          -- $run_args > /tmp/report-$vm.json 2>/tmp/err-$vm.txt &
+      done
+      wait
+      p1=$(vmstat pgmigrate_success)
+      for vm in a b; do
+        echo "LAB-JSON $w budget-$vm $(tr -d '\n' < /tmp/report-$vm.json)"
+        echo "LAB-VMSTAT $w budget-$vm rc=0 numa_pages_migrated=0 pgmigrate_success=$((p1 - p0))"
+        sed 's/^/LAB-ERR /' /tmp/err-$vm.txt | grep -i "error\|fault\|budget" | tail -3
+      done
+      echo "LAB-END $w $mode"
+      continue ;;
     *) echo "LAB: unknown mode $mode"; continue ;;
   esac
   echo "LAB-BEGIN $w $mode"
