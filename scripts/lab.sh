@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --verify-seconds) verify_seconds=$2; shift 2 ;;
     --no-verify) verify=no; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "lab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
