@@ -47,6 +47,7 @@ std::vector<VcpuPlacer::GroupSpan> VcpuPlacer::GroupSpans(
     for (int n = 0; n < nodes; ++n) {
       if (spans[g].nodes[n] && (primary < 0 || faults[n] > faults[primary])) primary = n;
     }
+    spans[g].multi_node = std::count(spans[g].nodes.begin(), spans[g].nodes.end(), true) > 1;
   }
   return spans;
 }

@@ -58,6 +58,7 @@ class VcpuPlacer final {
   struct GroupSpan {
     std::vector<bool> nodes;
     int primary = -1;
+    bool multi_node = false;  // more than one of `nodes` is set
   };
   std::vector<GroupSpan> GroupSpans(const std::vector<int>& vcpu_nodes) const;
 

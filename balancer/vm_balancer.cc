@@ -165,7 +165,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
                                   placer_.group_of(previous_vcpu[i]) == placer_.group_of(s.vcpu);
       group.on_group_nodes =
           static_cast<size_t>(page_node) < span.nodes.size() && span.nodes[page_node];
-      group.group_spans_nodes = std::count(span.nodes.begin(), span.nodes.end(), true) > 1;
+      group.group_spans_nodes = span.multi_node;
       group.primary_node = span.primary;
     }
     PageVerdict v = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page,

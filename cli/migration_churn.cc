@@ -12,7 +12,7 @@ MigrationChurn::MigrationChurn(const Topology& topology, const GuestMemory& memo
   }
   for (const GuestRegion& r : memory.regions()) {
     for (uint64_t off = 0; off < r.bytes; off += page_bytes) {
-      pages_.push_back(reinterpret_cast<uintptr_t>(r.host()) + off);
+      pages_.push_back(r.host() + off);
     }
   }
 }
@@ -22,17 +22,16 @@ void MigrationChurn::Step(absl::Duration now) {
   const int to = nodes_[step_++ % nodes_.size()];
   // Only pages that exist and are elsewhere: the guest never touched most
   // of its RAM, and those pages have nothing to move.
-  std::vector<void*> addresses;
-  addresses.reserve(pages_.size());
-  for (uintptr_t p : pages_) addresses.push_back(reinterpret_cast<void*>(p));
-  absl::StatusOr<std::vector<int>> where = QueryNodesOf(0, addresses);
+  absl::StatusOr<std::vector<int>> where = QueryNodesOf(0, pages_);
   if (!where.ok()) {
     ++failed_;
     return;
   }
   std::vector<PageMove> moves;
   for (size_t i = 0; i < pages_.size(); ++i) {
-    if ((*where)[i] >= 0 && (*where)[i] != to) moves.push_back({pages_[i], to});
+    if ((*where)[i] >= 0 && (*where)[i] != to) {
+      moves.push_back({reinterpret_cast<uintptr_t>(pages_[i]), to});
+    }
   }
   if (moves.empty()) return;
   absl::StatusOr<MigrationOutcome> out = migrator_.Migrate(moves, now);

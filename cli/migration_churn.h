@@ -27,7 +27,7 @@ class MigrationChurn {
 
  private:
   std::vector<int> nodes_;  // node ids with memory
-  std::vector<uintptr_t> pages_;
+  std::vector<void*> pages_;  // host address of every guest page
   PageMigrator migrator_;
   uint64_t step_ = 0;
   uint64_t moved_ = 0, failed_ = 0;
