@@ -10,7 +10,7 @@
 
 namespace numavm {
 
-absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
+absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   const absl::Duration cpu_start = ThreadCpuTime();
   BalancerCounters delta;
   absl::Status status = Balance(batch, now, delta);
@@ -59,7 +59,8 @@ absl::Status VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   counters_.state_bytes = pages_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
-  return status;
+  if (!status.ok()) return status;
+  return PeriodOutcome{delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves};
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,

@@ -12,10 +12,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "balancer/balancer_counters.h"
 #include "balancer/placement_view.h"
 #include "balancer/policy/page_policy.h"
+#include "balancer/policy/scan_period.h"
 #include "balancer/policy/vcpu_groups.h"
 #include "balancer/sampling/access_sample.h"
 #include "balancer/stats/page_state.h"
@@ -49,9 +51,10 @@ class VmBalancer final {
         placer_(mode, topology, vcpus, view,
                 VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life}) {}
 
-  // One period's samples. An error disables balancing for this VM (the
-  // caller reports it); the VM runs on.
-  absl::Status OnBatch(const AccessBatch& batch, absl::Duration now);
+  // One period's samples; returns what the period did (for the scan
+  // control). An error disables balancing for this VM (the caller reports
+  // it); the VM runs on.
+  absl::StatusOr<PeriodOutcome> OnBatch(const AccessBatch& batch, absl::Duration now);
 
   BalancerCounters counters() const;
 

@@ -27,7 +27,6 @@
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
 #include "balancer/host_placement_view.h"
-#include "balancer/policy/scan_period.h"
 #include "balancer/replay/trace.h"
 #include "balancer/sampling/sampling_loop.h"
 #include "balancer/sampling/thread_cpu.h"
@@ -200,12 +199,6 @@ int RunCommand(const RunFlags& flags) {
     if (!writer.ok()) return Fail(writer.status(), kExitBadInput);
     record.emplace(std::move(*writer));
   }
-  // While balancing, the scan period adapts (policy/scan_period.h); only
-  // measuring keeps it fixed.
-  const bool adaptive = options.balance.mode != BalanceMode::kOff;
-  ScanPeriodController scan_period(
-      {options.sampling.period, adaptive ? options.sampling.period_max : options.sampling.period});
-  BalancerCounters last_counters;
   std::unique_ptr<SamplingLoop> sampling;
   std::unique_ptr<MigrationChurn> churn;
   if (options.migrate_churn) {
@@ -215,21 +208,17 @@ int RunCommand(const RunFlags& flags) {
       summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
     }
   }
-  auto consume = [&](const AccessBatch& batch) {
+  auto consume = [&](const AccessBatch& batch) -> PeriodOutcome {
     if (record) record->Append((*vm)->Elapsed(), batch);
-    if (!balancing.load()) return;
-    if (absl::Status s = balancer.OnBatch(batch, (*vm)->Elapsed()); !s.ok()) {
-      balance_error = std::string(s.message());
+    if (!balancing.load()) return {};
+    absl::StatusOr<PeriodOutcome> outcome = balancer.OnBatch(batch, (*vm)->Elapsed());
+    if (!outcome.ok()) {
+      balance_error = std::string(outcome.status().message());
       balancing.store(false);
       std::fprintf(stderr, "numavm run: balancing disabled: %s\n", balance_error.c_str());
-      return;
+      return {};
     }
-    const BalancerCounters now = balancer.counters();
-    sampling->set_period(scan_period.Next(
-        {now.attributed - last_counters.attributed, now.local - last_counters.local,
-         now.pages_migrated - last_counters.pages_migrated,
-         now.vcpu_moves - last_counters.vcpu_moves}));
-    last_counters = now;
+    return *outcome;
   };
   if (*sampler) {
     auto vcpu_busy = [&vm] {
@@ -239,7 +228,7 @@ int RunCommand(const RunFlags& flags) {
       }
       return busy;
     };
-    sampling = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, consume,
+    sampling = std::make_unique<SamplingLoop>(**sampler, ScanConfigOf(options), consume,
                                               vcpu_busy);
     // A sampler that cannot start leaves the VM to run untracked.
     if (absl::Status s = sampling->Start(); !s.ok()) {
@@ -299,8 +288,8 @@ int RunCommand(const RunFlags& flags) {
     summary.sampling.cpu_time = sampling->cpu_time() + summary.sampling.stats.helper_cpu_time;
     summary.sampling.idle_periods = sampling->idle_periods();
     summary.sampling.final_period = sampling->period();
-    summary.sampling.period_changes = scan_period.changes();
-    summary.sampling.period_max = scan_period.config().max;
+    summary.sampling.period_changes = sampling->period_changes();
+    summary.sampling.period_max = sampling->period_max();
     if (!sampling->status().ok()) {
       summary.sampling.error = std::string(sampling->status().message());
     }

@@ -40,6 +40,13 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
   return note;
 }
 
+ScanConfig ScanConfigOf(const RunOptions& options) {
+  // While balancing, the scan period adapts (policy/scan_period.h); only
+  // measuring keeps it fixed.
+  return ScanConfig{options.sampling.window_bytes, options.sampling.period,
+                    options.sampling.period_max, options.balance.mode != BalanceMode::kOff};
+}
+
 std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm) {
   std::vector<GuestRamRegion> ram;
   const Backing backing = vm.memory().backing();
@@ -90,14 +97,12 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
         }
         heap.push_back(r);
       }
-      auto s = HintFaultSampler::Create(heap.empty() ? ram : heap, options.window_bytes, vcpus,
-                                        vcpu_of, clock);
+      auto s = HintFaultSampler::Create(heap.empty() ? ram : heap, vcpus, vcpu_of, clock);
       if (!s.ok()) return s.status();
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }
     case SamplerKind::kDirtyLog: {
-      auto s = DirtyLogSampler::Create(vm.vm_fd(), GuestRamOf(vm), options.window_bytes, vcpus,
-                                       clock);
+      auto s = DirtyLogSampler::Create(vm.vm_fd(), GuestRamOf(vm), vcpus, clock);
       if (!s.ok()) return s.status();
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "balancer/policy/scan_control.h"
 #include "balancer/sampling/access_sampler.h"
 #include "balancer/sampling/guest_ram.h"
 #include "cli/run_options.h"
@@ -19,6 +20,9 @@ namespace numavm {
 // an explicit --sampler=hint is an error) and asks for a dirty ring if
 // needed. Returns a note when it fell back.
 absl::StatusOr<std::string> PrepareSampling(RunOptions& options);
+
+// What the scan control arms and how often, from the run's options.
+ScanConfig ScanConfigOf(const RunOptions& options);
 
 // Guest RAM of `vm` as the samplers see it.
 std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm);

@@ -109,7 +109,9 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
         view.Touch(s.gfn, s.vcpu >= 0 ? now[s.vcpu] : now[0]);
       }
     }
-    if (absl::Status s = balancer.OnBatch(p.samples, p.at); !s.ok()) return s;
+    if (absl::StatusOr<PeriodOutcome> o = balancer.OnBatch(p.samples, p.at); !o.ok()) {
+      return o.status();
+    }
   }
   result.counters = balancer.counters();
   result.vcpu_end = view.VcpuNodes();

@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "balancer/sampling/access_sample.h"
+#include "balancer/sampling/scan_window.h"
 
 namespace numavm {
 
@@ -33,13 +34,18 @@ class AccessSampler {
   virtual ~AccessSampler() = default;
 
   virtual absl::string_view name() const = 0;
-  // Begins watching; safe while vCPUs run. Arms the first window.
+  // The guest memory it can watch, and the granularity it arms at (4 KiB
+  // pages; 512 for 2 MiB hugetlb backing): what a ScanControl walks.
+  virtual std::vector<GfnRange> Coverage() const = 0;
+  virtual uint64_t ArmAlignment() const { return 1; }
+  // Begins watching; safe while vCPUs run. Nothing is armed yet.
   virtual absl::Status Start() = 0;
   // End of a scan period: appends what the armed window saw to `out`.
   virtual absl::Status Collect(AccessBatch& out) = 0;
-  // Arms the next window. Separate from Collect so that the balancer can
-  // look at the pages it was told about before they are armed again.
-  virtual absl::Status ArmNext() = 0;
+  // Arms `ranges` (within Coverage()) for the coming period, as the scan
+  // control asks. Separate from Collect so that the balancer can look at the
+  // pages it was told about before they are armed again.
+  virtual absl::Status Arm(const std::vector<GfnRange>& ranges) = 0;
   // Stops watching and leaves guest memory as it was; safe while vCPUs run.
   virtual void Stop() = 0;
   virtual SamplerStats stats() const = 0;

@@ -24,23 +24,19 @@ constexpr uint64_t kClearAlign = 64;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DirtyLogSampler>> DirtyLogSampler::Create(
-    int vm_fd, std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
-    Clock clock) {
+    int vm_fd, std::vector<GuestRamRegion> ram, int vcpus, Clock clock) {
   int caps = ::ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2);
   if (caps <= 0 || (caps & KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE) == 0) {
     return absl::UnimplementedError(
         "--sampler=dirtylog needs KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2, which this KVM lacks");
   }
   return std::unique_ptr<DirtyLogSampler>(
-      new DirtyLogSampler(vm_fd, std::move(ram), window_bytes, vcpus, std::move(clock)));
+      new DirtyLogSampler(vm_fd, std::move(ram), vcpus, std::move(clock)));
 }
 
-DirtyLogSampler::DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram,
-                                 uint64_t window_bytes, int vcpus, Clock clock)
-    : vm_fd_(vm_fd),
-      ram_(std::move(ram)),
-      clock_(std::move(clock)),
-      scanner_(GfnRanges(ram_), window_bytes / kGuestPageBytes, kClearAlign) {
+DirtyLogSampler::DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram, int vcpus,
+                                 Clock clock)
+    : vm_fd_(vm_fd), ram_(std::move(ram)), clock_(std::move(clock)) {
   for (const GuestRamRegion& r : ram_) bitmaps_.emplace_back((r.pages() + 63) / 64, 0);
   stats_.per_vcpu.assign(vcpus, 0);
 }
@@ -60,12 +56,11 @@ absl::Status DirtyLogSampler::Start() {
   if (::ioctl(vm_fd_, KVM_ENABLE_CAP, &cap) != 0) {
     return KvmError("KVM_ENABLE_CAP(MANUAL_DIRTY_LOG_PROTECT2)");
   }
-  if (absl::Status s = SetLogging(true); !s.ok()) return s;
-  armed_ = scanner_.Next();
-  return Arm(armed_);
+  return SetLogging(true);
 }
 
 absl::Status DirtyLogSampler::Arm(const std::vector<GfnRange>& window) {
+  armed_.clear();
   uint64_t armed = 0;
   for (const GfnRange& range : window) {
     const GuestRamRegion* r = RegionOfGfn(ram_, range.first);
@@ -87,6 +82,7 @@ absl::Status DirtyLogSampler::Arm(const std::vector<GfnRange>& window) {
                                    "+", count));
     }
     armed += range.count;
+    armed_.push_back(range);
   }
   absl::MutexLock lock(&mu_);
   stats_.pages_armed += armed;
@@ -129,11 +125,6 @@ absl::Status DirtyLogSampler::Harvest(const std::vector<GfnRange>& window,
 }
 
 absl::Status DirtyLogSampler::Collect(AccessBatch& out) { return Harvest(armed_, out); }
-
-absl::Status DirtyLogSampler::ArmNext() {
-  armed_ = scanner_.Next();
-  return Arm(armed_);
-}
 
 void DirtyLogSampler::Stop() {
   if (logging_) (void)SetLogging(false);

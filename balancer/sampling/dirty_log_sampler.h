@@ -24,29 +24,26 @@ class DirtyLogSampler final : public AccessSampler {
 
   // `vm_fd` is the KVM VM; `ram` its memory slots.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<DirtyLogSampler>> Create(
-      int vm_fd, std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
-      Clock clock);
+      int vm_fd, std::vector<GuestRamRegion> ram, int vcpus, Clock clock);
   ~DirtyLogSampler() override;
 
   absl::string_view name() const override { return "dirtylog"; }
+  std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
-  absl::Status ArmNext() override;
+  absl::Status Arm(const std::vector<GfnRange>& ranges) override;
   void Stop() override;
   SamplerStats stats() const override;
 
  private:
-  DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram, uint64_t window_bytes,
-                  int vcpus, Clock clock);
+  DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram, int vcpus, Clock clock);
   absl::Status SetLogging(bool on);
-  absl::Status Arm(const std::vector<GfnRange>& window);
   absl::Status Harvest(const std::vector<GfnRange>& window, AccessBatch& out);
 
   const int vm_fd_;
   const std::vector<GuestRamRegion> ram_;
   const Clock clock_;
-  ScanWindow scanner_;
-  std::vector<GfnRange> armed_;
+  std::vector<GfnRange> armed_;  // what the next Collect harvests
   std::vector<std::vector<uint64_t>> bitmaps_;  // one per slot
   bool logging_ = false;
 

@@ -47,10 +47,11 @@ class DirtyRingSampler final : public AccessSampler {
   ~DirtyRingSampler() override;
 
   absl::string_view name() const override { return "ring"; }
+  std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
   // The rings watch all of RAM all the time: nothing to arm.
-  absl::Status ArmNext() override { return absl::OkStatus(); }
+  absl::Status Arm(const std::vector<GfnRange>&) override { return absl::OkStatus(); }
   void Stop() override;
   SamplerStats stats() const override;
 

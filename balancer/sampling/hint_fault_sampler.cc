@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -36,8 +37,7 @@ constexpr size_t kMessagesPerRead = 64;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HintFaultSampler>> HintFaultSampler::Create(
-    std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
-    VcpuOfThread vcpu_of_thread, Clock clock) {
+    std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread, Clock clock) {
   for (const GuestRamRegion& r : ram) {
     if (!r.shared_file) {
       return absl::FailedPreconditionError(
@@ -45,18 +45,18 @@ absl::StatusOr<std::unique_ptr<HintFaultSampler>> HintFaultSampler::Create(
           "cache for userfaultfd minor faults (use --sampler=dirtylog or ring)");
     }
   }
-  return std::unique_ptr<HintFaultSampler>(new HintFaultSampler(
-      std::move(ram), window_bytes, vcpus, std::move(vcpu_of_thread), std::move(clock)));
+  return std::unique_ptr<HintFaultSampler>(
+      new HintFaultSampler(std::move(ram), vcpus, std::move(vcpu_of_thread), std::move(clock)));
 }
 
-HintFaultSampler::HintFaultSampler(std::vector<GuestRamRegion> ram, uint64_t window_bytes,
-                                   int vcpus, VcpuOfThread vcpu_of_thread, Clock clock)
-    : ram_(std::move(ram)),
-      vcpu_of_thread_(std::move(vcpu_of_thread)),
-      clock_(std::move(clock)),
-      window_(GfnRanges(ram_), window_bytes / kGuestPageBytes,
-              ram_.empty() ? 1 : ram_[0].page_bytes / kGuestPageBytes) {
+HintFaultSampler::HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus,
+                                   VcpuOfThread vcpu_of_thread, Clock clock)
+    : ram_(std::move(ram)), vcpu_of_thread_(std::move(vcpu_of_thread)), clock_(std::move(clock)) {
   stats_.per_vcpu.assign(vcpus, 0);
+}
+
+uint64_t HintFaultSampler::ArmAlignment() const {
+  return ram_.empty() ? 1 : ram_[0].page_bytes / kGuestPageBytes;
 }
 
 HintFaultSampler::~HintFaultSampler() { Stop(); }
@@ -83,21 +83,23 @@ absl::Status HintFaultSampler::Start() {
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return Errno("eventfd");
   handler_ = std::thread([this] { HandlerLoop(); });
-  return ArmNextWindow();
+  return absl::OkStatus();
 }
 
-absl::Status HintFaultSampler::ArmNextWindow() {
+absl::Status HintFaultSampler::Arm(const std::vector<GfnRange>& ranges) {
   uint64_t armed = 0;
-  for (const GfnRange& range : window_.Next()) {
+  for (const GfnRange& range : ranges) {
     const GuestRamRegion* r = RegionOfGfn(ram_, range.first);
     if (r == nullptr) continue;
-    uint8_t* host = r->host + (range.first - r->first_gfn()) * kGuestPageBytes;
+    const uint64_t offset = range.first - r->first_gfn();
+    const uint64_t count = std::min(range.count, r->pages() - offset);
+    uint8_t* host = r->host + offset * kGuestPageBytes;
     // Zaps the mappings only; the memfd keeps the data, so the next access
     // is a minor fault reported to us.
-    if (::madvise(host, range.count * kGuestPageBytes, MADV_DONTNEED) != 0) {
+    if (::madvise(host, count * kGuestPageBytes, MADV_DONTNEED) != 0) {
       return Errno("madvise(MADV_DONTNEED) of the scan window");
     }
-    armed += range.count;
+    armed += count;
   }
   absl::MutexLock lock(&mu_);
   stats_.pages_armed += armed;

@@ -20,7 +20,6 @@
 #include "absl/synchronization/mutex.h"
 #include "balancer/sampling/access_sampler.h"
 #include "balancer/sampling/guest_ram.h"
-#include "balancer/sampling/scan_window.h"
 
 namespace numavm {
 
@@ -31,14 +30,15 @@ class HintFaultSampler final : public AccessSampler {
 
   // `ram` must be shared file memory (memfd or hugetlbfs).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HintFaultSampler>> Create(
-      std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
-      VcpuOfThread vcpu_of_thread, Clock clock);
+      std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread, Clock clock);
   ~HintFaultSampler() override;
 
   absl::string_view name() const override { return "hint"; }
+  std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
+  uint64_t ArmAlignment() const override;
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
-  absl::Status ArmNext() override { return ArmNextWindow(); }
+  absl::Status Arm(const std::vector<GfnRange>& ranges) override;
   void Stop() override;
   SamplerStats stats() const override;
 
@@ -46,16 +46,14 @@ class HintFaultSampler final : public AccessSampler {
   std::vector<absl::Duration> TakeServiceTimes();
 
  private:
-  HintFaultSampler(std::vector<GuestRamRegion> ram, uint64_t window_bytes, int vcpus,
-                   VcpuOfThread vcpu_of_thread, Clock clock);
-  absl::Status ArmNextWindow();
+  HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread,
+                   Clock clock);
   void HandlerLoop();
   void HandleFault(uint64_t address, uint64_t flags, pid_t tid);
 
   const std::vector<GuestRamRegion> ram_;
   const VcpuOfThread vcpu_of_thread_;
   const Clock clock_;
-  ScanWindow window_;
   int uffd_ = -1;
   int stop_fd_ = -1;
   std::thread handler_;

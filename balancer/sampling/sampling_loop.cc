@@ -14,6 +14,13 @@ absl::Status SamplingLoop::Start() {
     sampler_stopped_ = true;
     return s;
   }
+  if (absl::Status s = sampler_.Arm(scan_.NextArm()); !s.ok()) {
+    sampler_.Stop();
+    absl::MutexLock lock(&mu_);
+    status_ = s;
+    sampler_stopped_ = true;
+    return s;
+  }
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }
@@ -25,19 +32,22 @@ void SamplingLoop::CollectOnce() {
   }
   AccessBatch batch;
   absl::Status s = sampler_.Collect(batch);
-  if (consumer_ && !batch.empty()) consumer_(batch);
+  PeriodOutcome outcome;
+  if (consumer_ && !batch.empty()) outcome = consumer_(batch);
   bool idle = false;
   if (vcpu_busy_) {
     absl::Duration busy = vcpu_busy_();
     idle = !ShouldScan(busy - last_busy_, period());
     last_busy_ = busy;
   }
-  if (idle) {
+  const absl::Duration next = scan_.OnPeriod(outcome);
+  {
     absl::MutexLock lock(&mu_);
-    ++idle_periods_;
-  } else if (s.ok()) {
-    s = sampler_.ArmNext();
+    period_ = next;
+    period_changes_ = scan_.period_changes();
+    if (idle) ++idle_periods_;
   }
+  if (!idle && s.ok()) s = sampler_.Arm(scan_.NextArm());
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
@@ -77,9 +87,9 @@ void SamplingLoop::Stop() {
   }
 }
 
-void SamplingLoop::set_period(absl::Duration period) {
+uint64_t SamplingLoop::period_changes() const {
   absl::MutexLock lock(&mu_);
-  period_ = period;
+  return period_changes_;
 }
 
 absl::Duration SamplingLoop::period() const {

@@ -1,6 +1,8 @@
 // Drives a sampler from its own thread: one Collect per scan period, each
-// batch handed to a consumer (the statistics, later the policy). A sampler
-// error stops sampling for this VM and is kept for the report; the VM runs on.
+// batch handed to a consumer (the balancer), whose outcome sets the next
+// period; then the scan control's next window is armed (policy/scan_control.h:
+// the same control `numavm simulate` drives). A sampler error stops sampling
+// for this VM and is kept for the report; the VM runs on.
 #ifndef NUMAVM_BALANCER_SAMPLING_SAMPLING_LOOP_H_
 #define NUMAVM_BALANCER_SAMPLING_SAMPLING_LOOP_H_
 
@@ -11,23 +13,26 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "balancer/policy/scan_control.h"
 #include "balancer/sampling/access_sampler.h"
 
 namespace numavm {
 
 class SamplingLoop final {
  public:
-  using Consumer = std::function<void(const AccessBatch&)>;
+  // Returns what the period did (policy/scan_period.h), for the scan control.
+  using Consumer = std::function<PeriodOutcome(const AccessBatch&)>;
   // Cumulative CPU time of the VM's vCPU threads; when given, no window is
   // armed after a period in which the VM was idle (ShouldScan).
   using VcpuBusy = std::function<absl::Duration()>;
 
-  SamplingLoop(AccessSampler& sampler, absl::Duration period, Consumer consumer,
+  SamplingLoop(AccessSampler& sampler, const ScanConfig& scan, Consumer consumer,
                VcpuBusy vcpu_busy = nullptr)
       : sampler_(sampler),
         consumer_(std::move(consumer)),
         vcpu_busy_(std::move(vcpu_busy)),
-        period_(period) {}
+        scan_(sampler.Coverage(), sampler.ArmAlignment(), scan),
+        period_(scan_.period()) {}
   ~SamplingLoop() { Stop(); }
 
   absl::Status Start();
@@ -40,9 +45,10 @@ class SamplingLoop final {
   absl::Duration cpu_time() const;
   // Periods in which the VM was idle and nothing was armed.
   uint64_t idle_periods() const;
-  // From the next period on (the consumer may call it: adaptive period).
-  void set_period(absl::Duration period);
   absl::Duration period() const;
+  // Adaptive-period changes so far, and the longest period allowed.
+  uint64_t period_changes() const;
+  absl::Duration period_max() const { return scan_.period_max(); }
 
  private:
   void Loop();
@@ -52,6 +58,7 @@ class SamplingLoop final {
   const Consumer consumer_;
   const VcpuBusy vcpu_busy_;
   absl::Duration last_busy_;  // sampling thread only
+  ScanControl scan_;          // sampling thread only (after Start)
   std::thread thread_;
 
   mutable absl::Mutex mu_;
@@ -61,6 +68,7 @@ class SamplingLoop final {
   absl::Duration cpu_time_ ABSL_GUARDED_BY(mu_);
   uint64_t idle_periods_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration period_ ABSL_GUARDED_BY(mu_);
+  uint64_t period_changes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace numavm

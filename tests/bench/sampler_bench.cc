@@ -51,9 +51,10 @@ void HintRoundTrip() {
   GuestRamRegion r{0, 0, kBytes, mem, 4096, true};
   auto start = std::chrono::steady_clock::now();
   auto clock = [start] { return absl::FromChrono(std::chrono::steady_clock::now() - start); };
-  auto sampler = HintFaultSampler::Create({r}, kBytes, 1, nullptr, clock);
+  auto sampler = HintFaultSampler::Create({r}, 1, nullptr, clock);
   if (!sampler.ok()) Die(sampler.status());
   if (absl::Status s = (*sampler)->Start(); !s.ok()) Die(s);
+  if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
   std::vector<double> micros;
   volatile uint64_t sink = 0;
   for (int round = 0; round < 4; ++round) {
@@ -66,7 +67,7 @@ void HintRoundTrip() {
     }
     AccessBatch batch;
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
-    if (absl::Status s = (*sampler)->ArmNext(); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
   }
   std::vector<absl::Duration> service = (*sampler)->TakeServiceTimes();
   std::vector<double> service_us;
@@ -117,11 +118,14 @@ VmRun RunVm(const std::string& payload, SamplerKind kind, int seconds, uint64_t 
                       view);
   SamplingLoop::Consumer consumer;
   if (balance == BalanceMode::kOn) {
-    consumer = [&](const AccessBatch& b) { (void)balancer.OnBatch(b, (*vm)->Elapsed()); };
+    consumer = [&](const AccessBatch& b) {
+      absl::StatusOr<PeriodOutcome> o = balancer.OnBatch(b, (*vm)->Elapsed());
+      return o.ok() ? *o : PeriodOutcome{};
+    };
   }
   std::unique_ptr<SamplingLoop> loop;
   if (*sampler) {
-    loop = std::make_unique<SamplingLoop>(**sampler, options.sampling.period, consumer);
+    loop = std::make_unique<SamplingLoop>(**sampler, ScanConfigOf(options), consumer);
     if (absl::Status s = loop->Start(); !s.ok()) Die(s);
   }
   RunOutcome o = (*vm)->Run();
@@ -158,6 +162,7 @@ void DirtyLogCost() {
   auto sampler = CreateSampler(options.sampling, **vm);
   if (!sampler.ok()) Die(sampler.status());
   if (absl::Status s = (*sampler)->Start(); !s.ok()) Die(s);
+  if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
   std::thread runner([&] { (*vm)->Run(); });
   std::vector<double> ms;
   for (int i = 0; i < 30; ++i) {
@@ -165,7 +170,7 @@ void DirtyLogCost() {
     AccessBatch batch;
     auto t0 = std::chrono::steady_clock::now();
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
-    if (absl::Status s = (*sampler)->ArmNext(); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                      .count());
   }

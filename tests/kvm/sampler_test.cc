@@ -54,9 +54,12 @@ Observed RunProbe(SamplerKind kind, bool write) {
       CreateSampler(options.sampling, **vm);
   EXPECT_TRUE(sampler.ok()) << sampler.status();
   absl::Mutex mu;
-  SamplingLoop loop(**sampler, absl::Milliseconds(100), [&](const AccessBatch& batch) {
+  ScanConfig scan = ScanConfigOf(options);
+  scan.period = absl::Milliseconds(100);
+  SamplingLoop loop(**sampler, scan, [&](const AccessBatch& batch) {
     absl::MutexLock lock(&mu);
     observed.samples.insert(observed.samples.end(), batch.begin(), batch.end());
+    return PeriodOutcome{};
   });
   EXPECT_TRUE(loop.Start().ok());
   observed.outcome = (*vm)->Run();
@@ -198,7 +201,9 @@ TEST(SamplerLifecycleTest, StartsAndStopsWhileVcpusRun) {
       absl::SleepFor(absl::Milliseconds(200));
       auto sampler = CreateSampler(options.sampling, **vm);
       ASSERT_TRUE(sampler.ok()) << sampler.status();
-      SamplingLoop loop(**sampler, absl::Milliseconds(20), nullptr);
+      ScanConfig scan = ScanConfigOf(options);
+      scan.period = absl::Milliseconds(20);
+      SamplingLoop loop(**sampler, scan, nullptr);
       ASSERT_TRUE(loop.Start().ok());
       absl::SleepFor(absl::Milliseconds(300));
       loop.Stop();
