@@ -54,3 +54,15 @@ std::string BalancerCountersText(const BalancerCounters& c) {
 }
 
 }  // namespace numavm
+
+namespace numavm {
+
+std::string ModelMemoryText(const std::vector<uint64_t>& pages_per_node) {
+  std::string out = "memory per model node:";
+  for (size_t n = 0; n < pages_per_node.size(); ++n) {
+    absl::StrAppend(&out, " ", n, ":", FormatSize(pages_per_node[n] * 4096));
+  }
+  return out;
+}
+
+}  // namespace numavm

@@ -3,7 +3,9 @@
 #ifndef NUMAVM_CLI_BALANCE_REPORT_H_
 #define NUMAVM_CLI_BALANCE_REPORT_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,8 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c);
 // "access locality 93.0% (... recent 99.1%), 120 pages migrated (480K),
 // 0 failed, 1 vCPU moves, 2 groups, balancer CPU 0.004 s"
 std::string BalancerCountersText(const BalancerCounters& c);
+// "memory per model node: 0:1 GiB 1:0 B" (replay and simulate).
+std::string ModelMemoryText(const std::vector<uint64_t>& pages_per_node);
 
 }  // namespace numavm
 

@@ -135,25 +135,6 @@ absl::string_view BalanceModeName(BalanceMode mode) {
   return "?";
 }
 
-absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
-  if (name == "off") return SamplerKind::kOff;
-  if (name == "hint") return SamplerKind::kHint;
-  if (name == "ring") return SamplerKind::kRing;
-  if (name == "dirtylog") return SamplerKind::kDirtyLog;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown sampler '", name, "' (expected hint, ring, dirtylog or off)"));
-}
-
-absl::string_view SamplerKindName(SamplerKind kind) {
-  switch (kind) {
-    case SamplerKind::kOff: return "off";
-    case SamplerKind::kHint: return "hint";
-    case SamplerKind::kRing: return "ring";
-    case SamplerKind::kDirtyLog: return "dirtylog";
-  }
-  return "?";
-}
-
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
   int64_t seconds = 0;
   absl::Duration d;

@@ -10,16 +10,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "balancer/policy/static_placement.h"
+#include "balancer/sampling/sampler_kind.h"
 #include "balancer/vm_balancer.h"
 #include "vmm/vm_config.h"
 
 namespace numavm {
 
 enum class ReportFormat { kTable, kJson };
-
-enum class SamplerKind { kOff, kHint, kRing, kDirtyLog };
-absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name);
-absl::string_view SamplerKindName(SamplerKind kind);
 
 // How guest memory access is tracked (see balancer/sampling/).
 struct SamplingOptions {

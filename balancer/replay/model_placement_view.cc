@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 
@@ -10,12 +9,45 @@ namespace numavm {
 
 ModelPlacementView::ModelPlacementView(const Topology& topology, uint64_t pages,
                                        std::vector<int> vcpu_nodes, RateLimiter* limiter)
-    : topology_(topology), page_node_(pages, -1), capacity_(topology.node_count()),
-      used_(topology.node_count(), 0), vcpu_node_(std::move(vcpu_nodes)), limiter_(limiter) {
+    : topology_(topology), page_node_(pages, -1), last_move_(pages, 0), left_node_(pages, -1),
+      capacity_(topology.node_count()), used_(topology.node_count(), 0),
+      vcpu_node_(std::move(vcpu_nodes)), limiter_(limiter) {
   for (int n = 0; n < topology.node_count(); ++n) {
     const uint64_t bytes = topology.nodes[n].memory_bytes;
     capacity_[n] = bytes == 0 ? std::numeric_limits<uint64_t>::max() : bytes / kPageBytes;
   }
+}
+
+void ModelPlacementView::EnableNodeCounts() {
+  const uint64_t chunks = (page_node_.size() + kChunkPages - 1) / kChunkPages;
+  chunk_counts_.assign(chunks * topology_.node_count(), 0);
+  for (uint64_t g = 0; g < page_node_.size(); ++g) {
+    if (page_node_[g] >= 0) Count(g, page_node_[g], 1);
+  }
+}
+
+void ModelPlacementView::Count(uint64_t gfn, int node, int delta) {
+  if (chunk_counts_.empty()) return;
+  uint16_t& c = chunk_counts_[gfn / kChunkPages * topology_.node_count() + node];
+  c = static_cast<uint16_t>(c + delta);
+}
+
+std::vector<uint64_t> ModelPlacementView::NodeCounts(GfnRange range) const {
+  const int nodes = topology_.node_count();
+  std::vector<uint64_t> out(nodes, 0);
+  const uint64_t end = std::min<uint64_t>(range.end(), page_node_.size());
+  uint64_t g = range.first;
+  while (g < end) {
+    if (g % kChunkPages == 0 && g + kChunkPages <= end && !chunk_counts_.empty()) {
+      const uint16_t* c = &chunk_counts_[g / kChunkPages * nodes];
+      for (int n = 0; n < nodes; ++n) out[n] += c[n];
+      g += kChunkPages;
+    } else {
+      if (page_node_[g] >= 0) ++out[page_node_[g]];
+      ++g;
+    }
+  }
+  return out;
 }
 
 void ModelPlacementView::Touch(uint64_t gfn, int node) {
@@ -31,6 +63,12 @@ void ModelPlacementView::Touch(uint64_t gfn, int node) {
   if (best < 0) return;  // every node is full: the page stays not resident
   page_node_[gfn] = static_cast<int8_t>(best);
   ++used_[best];
+  Count(gfn, best, 1);
+}
+
+void ModelPlacementView::TouchRange(GfnRange range, int node) {
+  const uint64_t end = std::min<uint64_t>(range.end(), page_node_.size());
+  for (uint64_t g = range.first; g < end; ++g) Touch(g, node);
 }
 
 absl::StatusOr<std::vector<int>> ModelPlacementView::PageNodes(const std::vector<uint64_t>& gfns) {
@@ -53,6 +91,8 @@ absl::Status ModelPlacementView::PinVcpu(int vcpu, int node) {
 absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
     const std::vector<std::pair<uint64_t, int>>& moves, absl::Duration now) {
   MigrationOutcome out;
+  const int64_t second = std::clamp<int64_t>(absl::ToInt64Seconds(now), 0, 65534);
+  const int64_t window = absl::ToInt64Seconds(kRemigrationWindow);
   for (auto [gfn, node] : moves) {
     if (gfn >= page_node_.size() || page_node_[gfn] < 0 || node < 0 ||
         node >= topology_.node_count()) {
@@ -75,41 +115,21 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
     const int from = page_node_[gfn];
     --used_[from];
     ++used_[node];
+    Count(gfn, from, -1);
+    Count(gfn, node, 1);
     page_node_[gfn] = static_cast<int8_t>(node);
+    if (last_move_[gfn] != 0 && second - (last_move_[gfn] - 1) <= window) {
+      ++remigrations_;
+      if (left_node_[gfn] == node) ++bounces_;
+    }
+    last_move_[gfn] = static_cast<uint16_t>(second + 1);
+    left_node_[gfn] = static_cast<int8_t>(from);
     ++out.moved;
     out.bytes_moved += kPageBytes;
     ++page_moves_;
-    history_.push_back({gfn, now, from, node});
+    if (listener_) listener_(gfn, from, node);
   }
   return out;
 }
-
-uint64_t ModelPlacementView::remigrations(absl::Duration window) const {
-  std::unordered_map<uint64_t, absl::Duration> last;
-  uint64_t n = 0;
-  for (const Move& m : history_) {
-    auto it = last.find(m.gfn);
-    if (it != last.end() && m.at - it->second <= window) ++n;
-    last[m.gfn] = m.at;
-  }
-  return n;
-}
-
-uint64_t ModelPlacementView::bounces(absl::Duration window) const {
-  std::unordered_map<uint64_t, std::vector<const Move*>> moves;
-  uint64_t n = 0;
-  for (const Move& m : history_) {
-    for (const Move* earlier : moves[m.gfn]) {
-      if (earlier->from == m.to && m.at - earlier->at <= window) {
-        ++n;
-        break;
-      }
-    }
-    moves[m.gfn].push_back(&m);
-  }
-  return n;
-}
-
-std::vector<uint64_t> ModelPlacementView::pages_per_node() const { return used_; }
 
 }  // namespace numavm

@@ -1,15 +1,19 @@
 // A placement model of a topology (usually from a topology file): pages and
 // vCPUs on model nodes, moves that always do what they are told within the
 // rate limit and each node's memory. The same balancer code that acts on a
-// live VM runs against it in `numavm replay` and in the policy tests.
+// live VM runs against it in `numavm replay`, `numavm simulate` and the
+// policy tests. State per page is 4 bytes (node, last move, node left), so
+// a 1 TiB guest fits in 1 GiB.
 #ifndef NUMAVM_BALANCER_REPLAY_MODEL_PLACEMENT_VIEW_H_
 #define NUMAVM_BALANCER_REPLAY_MODEL_PLACEMENT_VIEW_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "balancer/actuation/rate_limiter.h"
 #include "balancer/placement_view.h"
+#include "balancer/sampling/scan_window.h"
 #include "balancer/topology/topology.h"
 
 namespace numavm {
@@ -17,16 +21,30 @@ namespace numavm {
 class ModelPlacementView final : public PlacementView {
  public:
   static constexpr uint64_t kPageBytes = 4096;
+  // A move of a page that moved this recently before is a re-migration
+  // (to the second: last moves are kept in whole seconds).
+  static constexpr absl::Duration kRemigrationWindow = absl::Seconds(10);
+  // Pages per chunk of the per-node counts (2 MiB).
+  static constexpr uint64_t kChunkPages = 512;
 
   // Pages start not resident; vCPUs on `vcpu_nodes` (node indices).
   // `limiter` may be null (no limit) and must outlive the view.
   ModelPlacementView(const Topology& topology, uint64_t pages, std::vector<int> vcpu_nodes,
                      RateLimiter* limiter);
 
-  // First touch: makes `gfn` resident on `node` (no-op if it is resident or
-  // the node is full - then the nearest node with room, as the kernel does).
+  // First touch: makes `gfn` resident on `node` (no-op if it is resident;
+  // when the node is full, the nearest node with room, as the kernel does).
   void Touch(uint64_t gfn, int node);
+  void TouchRange(GfnRange range, int node);
   int NodeOf(uint64_t gfn) const { return page_node_[gfn]; }
+
+  // Keeps pages per node per 2 MiB chunk from now on, for NodeCounts.
+  void EnableNodeCounts();
+  // Resident pages of `range` on each node (NodeCounts enabled).
+  std::vector<uint64_t> NodeCounts(GfnRange range) const;
+  // Called after every move, with the page and its old and new node.
+  using MoveListener = std::function<void(uint64_t gfn, int from, int to)>;
+  void set_move_listener(MoveListener listener) { listener_ = std::move(listener); }
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override { return vcpu_node_; }
@@ -36,27 +54,29 @@ class ModelPlacementView final : public PlacementView {
 
   uint64_t page_moves() const { return page_moves_; }
   uint64_t vcpu_pins() const { return vcpu_pins_; }
-  // Moves of a page that had already moved within `window` before.
-  uint64_t remigrations(absl::Duration window) const;
-  // Moves of a page back to a node it had left within `window`: ping-pong.
-  uint64_t bounces(absl::Duration window) const;
-  std::vector<uint64_t> pages_per_node() const;
+  // Moves of a page that had already moved within kRemigrationWindow before.
+  uint64_t remigrations() const { return remigrations_; }
+  // ... back to the node it left then: ping-pong.
+  uint64_t bounces() const { return bounces_; }
+  std::vector<uint64_t> pages_per_node() const { return used_; }
 
  private:
+  void Count(uint64_t gfn, int node, int delta);
+
   const Topology& topology_;
-  std::vector<int8_t> page_node_;  // -1: not resident
-  std::vector<uint64_t> capacity_;  // pages per node
+  std::vector<int8_t> page_node_;   // -1: not resident
+  std::vector<uint16_t> last_move_;  // second of the last move + 1; 0: never moved
+  std::vector<int8_t> left_node_;    // the node the last move left
+  std::vector<uint64_t> capacity_;   // pages per node
   std::vector<uint64_t> used_;
+  std::vector<uint16_t> chunk_counts_;  // [chunk * nodes + node], when enabled
   std::vector<int> vcpu_node_;
   RateLimiter* const limiter_;
+  MoveListener listener_;
   uint64_t page_moves_ = 0;
   uint64_t vcpu_pins_ = 0;
-  struct Move {
-    uint64_t gfn;
-    absl::Duration at;
-    int from, to;
-  };
-  std::vector<Move> history_;  // for re-migration and bounce counts
+  uint64_t remigrations_ = 0;
+  uint64_t bounces_ = 0;
 };
 
 }  // namespace numavm

@@ -44,9 +44,9 @@ std::vector<int> StartVcpuNodes(const Topology& topology, int vcpus) {
   return out;
 }
 
-OraclePlacement ComputeOracle(const AccessTrace& trace, const Topology& topology,
-                              const std::vector<int>& vcpu_nodes, FirstTouch first_touch) {
-  OraclePlacement oracle;
+BestPlacement ComputeBest(const AccessTrace& trace, const Topology& topology,
+                          const std::vector<int>& vcpu_nodes, FirstTouch first_touch) {
+  BestPlacement oracle;
   oracle.vcpu_nodes = vcpu_nodes;
   const int nodes = topology.node_count();
   const int boot_node = vcpu_nodes.empty() ? 0 : vcpu_nodes[0];
@@ -83,6 +83,49 @@ OraclePlacement ComputeOracle(const AccessTrace& trace, const Topology& topology
   return oracle;
 }
 
+namespace {
+
+// The trace's sampled accesses per page and vCPU: the access distribution
+// ground truth weighs placements with.
+class TraceAccesses {
+ public:
+  TraceAccesses(const AccessTrace& trace) {
+    std::unordered_map<uint64_t, std::unordered_map<int, uint32_t>> counts;
+    for (const TracePeriod& p : trace.periods) {
+      for (const AccessSample& s : p.samples) {
+        if (s.vcpu < 0 || s.vcpu >= trace.header.vcpus || s.gfn >= trace.header.pages) continue;
+        ++counts[s.gfn][s.vcpu];
+      }
+    }
+    for (const auto& [gfn, by_vcpu] : counts) {
+      for (const auto& [vcpu, n] : by_vcpu) entries_.push_back({gfn, vcpu, n});
+    }
+    std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return a.gfn != b.gfn ? a.gfn < b.gfn : a.vcpu < b.vcpu;
+    });
+    for (const Entry& e : entries_) total_ += e.count;
+  }
+  double Locality(const ModelPlacementView& view, const std::vector<int>& vcpu_nodes) const {
+    if (total_ == 0) return 0;
+    uint64_t local = 0;
+    for (const Entry& e : entries_) {
+      if (view.NodeOf(e.gfn) == vcpu_nodes[e.vcpu]) local += e.count;
+    }
+    return static_cast<double>(local) / total_;
+  }
+
+ private:
+  struct Entry {
+    uint64_t gfn;
+    int vcpu;
+    uint32_t count;
+  };
+  std::vector<Entry> entries_;
+  uint64_t total_ = 0;
+};
+
+}  // namespace
+
 absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& topology,
                                     const ReplayOptions& options) {
   const int vcpus = trace.header.vcpus;
@@ -92,7 +135,8 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
   }
   ReplayResult result;
   result.vcpu_start = StartVcpuNodes(topology, vcpus);
-  result.oracle = ComputeOracle(trace, topology, result.vcpu_start, options.first_touch);
+  result.best = ComputeBest(trace, topology, result.vcpu_start, options.first_touch);
+  const TraceAccesses accesses(trace);
 
   RateLimiter limiter(options.migrate_bytes_per_second, options.migrate_bytes_per_second,
                       absl::ZeroDuration());
@@ -102,6 +146,7 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
   }
   VmBalancer balancer(options.mode, topology, vcpus, trace.header.pages, view,
                       options.balancer);
+  result.start_locality = accesses.Locality(view, view.VcpuNodes());
   for (const TracePeriod& p : trace.periods) {
     if (options.first_touch == FirstTouch::kSampled) {
       const std::vector<int> now = view.VcpuNodes();
@@ -112,12 +157,20 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
     if (absl::StatusOr<PeriodOutcome> o = balancer.OnBatch(p.samples, p.at); !o.ok()) {
       return o.status();
     }
+    const double locality = accesses.Locality(view, view.VcpuNodes());
+    const double seconds = absl::ToDoubleSeconds(p.at - trace.periods.front().at);
+    result.series.push_back({absl::ToDoubleSeconds(p.at), locality});
+    if (!result.seconds_to_90pct_of_best && locality >= 0.9 * result.best.locality) {
+      result.seconds_to_90pct_of_best = seconds;
+    }
+    result.final_locality = locality;
   }
+  if (trace.periods.empty()) result.final_locality = result.start_locality;
   result.counters = balancer.counters();
   result.vcpu_end = view.VcpuNodes();
   result.pages_per_node = view.pages_per_node();
-  result.remigrations = view.remigrations(absl::Seconds(10));
-  result.bounces = view.bounces(absl::Seconds(10));
+  result.remigrations = view.remigrations();
+  result.bounces = view.bounces();
   result.periods = trace.periods.size();
   if (!trace.periods.empty()) result.span = trace.periods.back().at - trace.periods.front().at;
   return result;

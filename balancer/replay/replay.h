@@ -15,6 +15,7 @@
 #define NUMAVM_BALANCER_REPLAY_REPLAY_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,20 +37,33 @@ struct ReplayOptions {
   BalancerConfig balancer;
 };
 
-struct OraclePlacement {
+inline constexpr const char* kReplayBestDefinition =
+    "each page on the node that accessed it most in the trace, vCPUs where they started";
+
+struct BestPlacement {
   std::vector<int> vcpu_nodes;
   double locality = 0;         // over all attributed samples of the trace
   uint64_t min_page_moves = 0;
   uint64_t pages = 0;          // distinct pages in the trace
 };
 
+struct LocalityPoint {
+  double seconds = 0;
+  double locality = 0;
+};
+
 struct ReplayResult {
-  BalancerCounters counters;  // window_locality(): where locality ended
-  OraclePlacement oracle;
+  BalancerCounters counters;
+  BestPlacement best;
+  // Ground truth (see above) at the start, after each period, at the end.
+  double start_locality = 0;
+  double final_locality = 0;
+  std::vector<LocalityPoint> series;
+  std::optional<double> seconds_to_90pct_of_best;  // since the first period
   std::vector<int> vcpu_start, vcpu_end;
   std::vector<uint64_t> pages_per_node;  // resident pages at the end
-  uint64_t remigrations = 0;  // moves of a page that had moved < 10 s before
-  uint64_t bounces = 0;       // moves back to a node the page left < 10 s before
+  uint64_t remigrations = 0;  // moves of a page that had moved <= 10 s before
+  uint64_t bounces = 0;       // moves back to the node the page left then
   uint64_t periods = 0;
   absl::Duration span;        // trace time covered
 };
@@ -57,8 +71,8 @@ struct ReplayResult {
 // vCPU v's start node index: blocks over nodes with CPUs, within their CPUs.
 std::vector<int> StartVcpuNodes(const Topology& topology, int vcpus);
 
-OraclePlacement ComputeOracle(const AccessTrace& trace, const Topology& topology,
-                              const std::vector<int>& vcpu_nodes, FirstTouch first_touch);
+BestPlacement ComputeBest(const AccessTrace& trace, const Topology& topology,
+                          const std::vector<int>& vcpu_nodes, FirstTouch first_touch);
 
 absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& topology,
                                     const ReplayOptions& options);

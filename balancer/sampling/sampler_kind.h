@@ -1,0 +1,34 @@
+// The access samplers by name (`--sampler`), for the VMM and the simulator.
+#ifndef NUMAVM_BALANCER_SAMPLING_SAMPLER_KIND_H_
+#define NUMAVM_BALANCER_SAMPLING_SAMPLER_KIND_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace numavm {
+
+enum class SamplerKind { kOff, kHint, kRing, kDirtyLog };
+
+inline absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
+  if (name == "off") return SamplerKind::kOff;
+  if (name == "hint") return SamplerKind::kHint;
+  if (name == "ring") return SamplerKind::kRing;
+  if (name == "dirtylog") return SamplerKind::kDirtyLog;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown sampler '", name, "' (expected hint, ring, dirtylog or off)"));
+}
+
+inline absl::string_view SamplerKindName(SamplerKind kind) {
+  switch (kind) {
+    case SamplerKind::kOff: return "off";
+    case SamplerKind::kHint: return "hint";
+    case SamplerKind::kRing: return "ring";
+    case SamplerKind::kDirtyLog: return "dirtylog";
+  }
+  return "?";
+}
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_SAMPLING_SAMPLER_KIND_H_

@@ -1,0 +1,173 @@
+#include "balancer/simulate/sampler_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace numavm {
+namespace {
+
+// Sorted, disjoint union of `a` and `b`.
+std::vector<GfnRange> Union(std::vector<GfnRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const GfnRange& x, const GfnRange& y) { return x.first < y.first; });
+  std::vector<GfnRange> out;
+  for (const GfnRange& r : ranges) {
+    if (r.count == 0) continue;
+    if (!out.empty() && r.first <= out.back().end()) {
+      const uint64_t end = std::max(out.back().end(), r.end());
+      out.back().count = end - out.back().first;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SamplerModel::SamplerModel(SamplerKind kind, int vcpus, uint64_t pages, uint64_t seed,
+                           SamplerCosts costs)
+    : kind_(kind), pages_(pages), costs_(costs), random_(seed), stall_(vcpus) {
+  stats_.per_vcpu.assign(vcpus, 0);
+}
+
+uint64_t SamplerModel::armed_pages() const {
+  uint64_t n = 0;
+  for (const GfnRange& r : armed_) n += r.count;
+  return n;
+}
+
+void SamplerModel::Arm(const std::vector<GfnRange>& ranges) {
+  if (kind_ == SamplerKind::kRing || kind_ == SamplerKind::kOff) return;
+  std::vector<GfnRange> clipped;
+  for (GfnRange r : ranges) {
+    if (r.first >= pages_) continue;
+    r.count = std::min(r.count, pages_ - r.first);
+    stats_.pages_armed += r.count;
+    clipped.push_back(r);
+  }
+  if (kind_ == SamplerKind::kHint) {
+    // A zapped page stays unmapped until touched: the new window adds to
+    // what earlier windows left armed.
+    clipped.insert(clipped.end(), armed_.begin(), armed_.end());
+    armed_ = Union(std::move(clipped));
+  } else {
+    // The dirty log harvests only the window armed last.
+    armed_ = Union(std::move(clipped));
+  }
+  ++stats_.windows;
+}
+
+uint64_t SamplerModel::Advance(uint64_t g, uint64_t end, double p) {
+  if (g >= end) return end;
+  const uint64_t skip = random_.Skip(p);
+  return skip >= end - g ? end : g + skip;
+}
+
+void SamplerModel::Report(const AccessSample& s, AccessBatch& out) {
+  out.push_back(s);
+  ++stats_.samples;
+  if (s.kind == AccessKind::kWrite) {
+    ++stats_.writes;
+  } else {
+    ++stats_.reads;
+  }
+  if (s.vcpu >= 0) {
+    ++stats_.per_vcpu[s.vcpu];
+    stall_[s.vcpu] += kind_ == SamplerKind::kHint ? costs_.hint_fault : costs_.write_protect_fault;
+  } else {
+    ++stats_.unattributed;
+  }
+}
+
+void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to,
+                       AccessBatch& out) {
+  const double span = absl::ToDoubleSeconds(to - from);
+  if (span <= 0 || kind_ == SamplerKind::kOff) return;
+  // When within [from, to) a page with `rate` visits a second is first
+  // visited, given that it is.
+  auto first_visit = [&](double rate) {
+    const double p = -std::expm1(-rate * span);
+    return from + absl::Seconds(-std::log1p(-random_.Uniform() * p) / rate);
+  };
+
+  if (kind_ == SamplerKind::kRing) {
+    // Each vCPU's writes, page by page, wherever they fall.
+    for (const Segment& seg : phase.segments) {
+      for (int si : seg.streams) {
+        const AccessStream& st = phase.streams[si];
+        const double rate = st.visits_per_second / st.range.count * st.write_fraction;
+        if (rate <= 0) continue;
+        const double p = -std::expm1(-rate * span);
+        const uint64_t end = seg.range.end();
+        for (uint64_t g = Advance(seg.range.first, end, p); g < end; g = Advance(g + 1, end, p)) {
+          Report({g, st.vcpu, AccessKind::kWrite, first_visit(rate)}, out);
+        }
+      }
+    }
+    return;
+  }
+
+  // hint and dirtylog: the armed ranges against the covered segments; a
+  // touched page is reported and disarmed, the rest stay armed.
+  const bool hint = kind_ == SamplerKind::kHint;
+  std::vector<GfnRange> still;
+  auto keep = [&](uint64_t first, uint64_t end) {
+    if (end > first) still.push_back({first, end - first});
+  };
+  auto seg = phase.segments.begin();
+  for (const GfnRange& a : armed_) {
+    uint64_t g = a.first;
+    while (g < a.end()) {
+      while (seg != phase.segments.end() && seg->range.end() <= g) ++seg;
+      if (seg == phase.segments.end() || seg->range.first >= a.end()) {
+        keep(g, a.end());
+        break;
+      }
+      if (seg->range.first > g) {  // not touched by anyone: stays armed
+        keep(g, seg->range.first);
+        g = seg->range.first;
+      }
+      const uint64_t end = std::min(a.end(), seg->range.end());
+      // Per-page visit rate of what this sampler sees here.
+      double rate = 0;
+      for (int si : seg->streams) {
+        const AccessStream& st = phase.streams[si];
+        rate += st.visits_per_second / st.range.count * (hint ? 1.0 : st.write_fraction);
+      }
+      if (rate <= 0) {
+        keep(g, end);
+        g = end;
+        continue;
+      }
+      const double p = -std::expm1(-rate * span);
+      uint64_t next = Advance(g, end, p);
+      while (next < end) {
+        keep(g, next);
+        AccessSample s{next, kUnknownVcpu, AccessKind::kWrite, first_visit(rate)};
+        // Who touched it: a stream in proportion to its rate; a read or a
+        // write as that stream does.
+        double pick = random_.Uniform() * rate;
+        const AccessStream* by = nullptr;
+        for (int si : seg->streams) {
+          const AccessStream& st = phase.streams[si];
+          by = &st;
+          pick -= st.visits_per_second / st.range.count * (hint ? 1.0 : st.write_fraction);
+          if (pick <= 0) break;
+        }
+        if (hint) {
+          s.vcpu = by->vcpu;
+          s.kind = random_.Uniform() < by->write_fraction ? AccessKind::kWrite : AccessKind::kRead;
+        }
+        Report(s, out);
+        g = next + 1;
+        next = Advance(g, end, p);
+      }
+      keep(g, end);
+      g = end;
+    }
+  }
+  armed_ = Union(std::move(still));
+}
+
+}  // namespace numavm

@@ -1,0 +1,67 @@
+// The samplers of `numavm run`, modelled: what each would report of a
+// workload model's accesses, and what it would cost the guest.
+//  - hint: an armed page yields one sample on its first touch after arming,
+//    from the vCPU that touched it, read or write; it stays armed until
+//    touched. Each sample stalls its vCPU for one fault round trip.
+//  - ring: every page a vCPU wrote in the period, per vCPU (all of RAM,
+//    nothing to arm). Each entry costs a write-protect fault.
+//  - dirtylog: armed pages written in the period, VM-wide (no vCPU); a page
+//    reports once per arming. Each costs a write-protect fault.
+// Arming and touching are the only state: a list of armed ranges, never
+// anything per page or per sample beyond the period's batch.
+#ifndef NUMAVM_BALANCER_SIMULATE_SAMPLER_MODEL_H_
+#define NUMAVM_BALANCER_SIMULATE_SAMPLER_MODEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "balancer/sampling/access_sampler.h"
+#include "balancer/sampling/sampler_kind.h"
+#include "balancer/simulate/random.h"
+#include "balancer/simulate/workload_model.h"
+
+namespace numavm {
+
+struct SamplerCosts {
+  // One userfaultfd hinting-fault round trip (docs/performance.md: ~55 us
+  // on the development machine, 7-40 us on hardware).
+  absl::Duration hint_fault = absl::Microseconds(55);
+  // One KVM write-protect fault (dirty ring entry, dirty log page).
+  absl::Duration write_protect_fault = absl::Microseconds(1);
+};
+
+class SamplerModel {
+ public:
+  SamplerModel(SamplerKind kind, int vcpus, uint64_t pages, uint64_t seed, SamplerCosts costs);
+
+  SamplerKind kind() const { return kind_; }
+  std::vector<GfnRange> Coverage() const { return {{0, pages_}}; }
+  void Arm(const std::vector<GfnRange>& ranges);
+  // The workload of `phase` runs over [from, to): appends what the sampler
+  // reports to `out`, and charges its faults to the vCPUs' stall time.
+  void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);
+
+  const SamplerStats& stats() const { return stats_; }
+  // Time each vCPU spent in sampling faults so far.
+  const std::vector<absl::Duration>& stall() const { return stall_; }
+  uint64_t armed_pages() const;
+
+ private:
+  void Report(const AccessSample& s, AccessBatch& out);
+  // The next page at or after `g` (before `end`) that a run of Bernoulli(p)
+  // trials picks; `end` if none.
+  uint64_t Advance(uint64_t g, uint64_t end, double p);
+
+  const SamplerKind kind_;
+  const uint64_t pages_;
+  const SamplerCosts costs_;
+  SimRandom random_;
+  std::vector<GfnRange> armed_;  // sorted, disjoint
+  SamplerStats stats_;
+  std::vector<absl::Duration> stall_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_SIMULATE_SAMPLER_MODEL_H_

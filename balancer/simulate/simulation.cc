@@ -1,0 +1,231 @@
+#include "balancer/simulate/simulation.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "balancer/actuation/rate_limiter.h"
+#include "balancer/policy/scan_gate.h"
+#include "balancer/replay/model_placement_view.h"
+#include "balancer/replay/replay.h"
+#include "balancer/sampling/thread_cpu.h"
+#include "balancer/simulate/ground_truth.h"
+#include "base/size.h"
+
+namespace numavm {
+namespace {
+
+constexpr uint64_t kPageBytes = 4096;
+constexpr int64_t kMaxSeconds = 65000;  // the model keeps last moves in seconds (uint16)
+constexpr int kMaxNodes = 64;
+
+// The balancer's CPU time, modelled from the work it was given so that the
+// figure is the same on every run: per sample decided, per page moved, and
+// per period (vCPU placement and grouping, which grow with vCPUs squared).
+// The constants are fitted to --measure-cpu runs on the development machine
+// (docs/simulate.md), against the model's views: a live VM adds its
+// move_pages queries and moves (docs/performance.md).
+struct CpuModel {
+  double per_sample = 35e-9;
+  double per_move = 20e-9;
+  double per_period = 2e-6;
+  double per_vcpu_pair = 2e-9;
+};
+
+std::vector<SimPoint> Thin(std::vector<SimPoint> series) {
+  if (series.size() <= kSeriesPoints) return series;
+  std::vector<SimPoint> out;
+  const double step = static_cast<double>(series.size() - 1) / (kSeriesPoints - 1);
+  for (size_t i = 0; i < kSeriesPoints; ++i) out.push_back(series[static_cast<size_t>(i * step)]);
+  out.back() = series.back();
+  return out;
+}
+
+}  // namespace
+
+absl::Status ValidateSimulation(const SimulationOptions& o, const Topology& topology) {
+  if (o.vcpus < 1 || o.vcpus > kMaxSimulatedVcpus) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--vcpus ", o.vcpus, ": want 1 to ", kMaxSimulatedVcpus));
+  }
+  if (o.memory_bytes < (16ull << 20) || o.memory_bytes > kMaxSimulatedBytes ||
+      o.memory_bytes % kPageBytes != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--memory ", FormatSize(o.memory_bytes),
+                                                   ": want 16 MiB to 1 TiB, in whole 4 KiB pages"));
+  }
+  if (o.seconds <= absl::ZeroDuration() || o.seconds > absl::Seconds(kMaxSeconds)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seconds ", absl::FormatDuration(o.seconds),
+                                                   ": want more than 0 and at most ", kMaxSeconds));
+  }
+  if (topology.node_count() < 1 || topology.node_count() > kMaxNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the topology has ", topology.node_count(), " nodes: want 1 to ", kMaxNodes));
+  }
+  uint64_t capacity = 0;
+  int cpus = 0;
+  for (const NumaNode& n : topology.nodes) {
+    capacity += n.memory_bytes == 0 ? kMaxSimulatedBytes : n.memory_bytes;
+    cpus += static_cast<int>(n.cpus.size());
+  }
+  if (capacity < o.memory_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the topology's ", FormatSize(capacity),
+                                                   " of memory cannot hold a ",
+                                                   FormatSize(o.memory_bytes), " guest"));
+  }
+  if (cpus == 0) return absl::InvalidArgumentError("the topology has no CPUs");
+  if (o.migrate_bytes_per_second == 0) {
+    return absl::InvalidArgumentError("--migrate-rate must be above 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
+                                          const Topology& topology) {
+  if (absl::Status s = ValidateSimulation(options, topology); !s.ok()) return s;
+  const uint64_t pages = options.memory_bytes / kPageBytes;
+  absl::StatusOr<WorkloadModel> built =
+      WorkloadModel::Build(options.workload, options.vcpus, pages, options.seconds);
+  if (!built.ok()) return built.status();
+  const WorkloadModel& workload = *built;
+
+  SimulationResult r;
+  r.vcpu_start = StartVcpuNodes(topology, options.vcpus);
+  RateLimiter limiter(options.migrate_bytes_per_second, options.migrate_bytes_per_second,
+                      absl::ZeroDuration());
+  ModelPlacementView view(topology, pages, r.vcpu_start, &limiter);
+  view.EnableNodeCounts();
+  const WorkloadPhase& first = workload.phases()[0];
+  if (options.first_touch == SimFirstTouch::kSpread) {
+    for (const Segment& seg : first.segments) {
+      const int owner = workload.OwnerAtStart(seg.range.first);
+      view.TouchRange(seg.range, r.vcpu_start[owner < 0 ? 0 : owner]);
+    }
+  }
+  // Whatever is left (all of it at boot) is touched in order from vCPU 0.
+  view.TouchRange({0, workload.working_set_pages()}, r.vcpu_start[0]);
+
+  GroundTruth truth(topology, workload, r.vcpu_start, view);
+  view.set_move_listener([&truth](uint64_t gfn, int from, int to) { truth.OnMove(gfn, from, to); });
+  r.has_accesses = truth.has_accesses();
+  r.start_locality = truth.Locality(view.VcpuNodes());
+
+  SamplerModel sampler(options.sampler, options.vcpus, pages, options.seed, options.costs);
+  ScanConfig scan_config = options.scan;
+  scan_config.adaptive = options.mode != BalanceMode::kOff;
+  ScanControl scan(sampler.Coverage(), 1, scan_config);
+  VmBalancer balancer(options.mode, topology, options.vcpus, pages, view, options.balancer);
+  if (options.sampler != SamplerKind::kOff) sampler.Arm(scan.NextArm());
+
+  // Bytes per second each vCPU would stream in each phase, all local.
+  std::vector<std::vector<double>> rate(workload.phases().size(),
+                                        std::vector<double>(options.vcpus, 0.0));
+  for (size_t p = 0; p < workload.phases().size(); ++p) {
+    for (const AccessStream& s : workload.phases()[p].streams) {
+      rate[p][s.vcpu] += s.visits_per_second * kPageBytes;
+    }
+  }
+
+  const CpuModel cpu_model;
+  size_t phase = 0;
+  std::vector<SimPhaseResult> phases{{first.label, 0, truth.Best(), std::nullopt, 0}};
+  std::vector<SimPoint> series;
+  AccessBatch batch;
+  std::vector<absl::Duration> stall_before(options.vcpus);
+  absl::Duration busy_total, measured_cpu;
+  double modelled_cpu = 0;
+  absl::Duration t;
+  while (t < options.seconds) {
+    const absl::Duration t1 = std::min(t + scan.period(), options.seconds);
+    batch.clear();
+    absl::Duration busy;
+    // The speed of each vCPU's memory over this period, as placed at its start.
+    std::vector<double> speed = truth.Speeds(view.VcpuNodes());
+    std::vector<absl::Duration> run_time(options.vcpus);
+    for (absl::Duration a = t; a < t1;) {
+      const size_t p = workload.PhaseAt(a);
+      if (p != phase) {
+        phases.back().end_locality = truth.Locality(view.VcpuNodes());
+        phase = p;
+        truth.SetPhase(p);
+        speed = truth.Speeds(view.VcpuNodes());
+        phases.push_back({workload.phases()[p].label, absl::ToDoubleSeconds(a), truth.Best(),
+                          std::nullopt, 0});
+      }
+      const absl::Duration b = p + 1 < workload.phases().size()
+                                   ? std::min(t1, workload.phases()[p + 1].start)
+                                   : t1;
+      sampler.Run(workload.phases()[p], a, b, batch);
+      for (int v = 0; v < options.vcpus; ++v) {
+        if (!workload.Busy(p, v)) continue;
+        busy += b - a;
+        run_time[v] += b - a;
+      }
+      a = b;
+    }
+    std::stable_sort(batch.begin(), batch.end(),
+                     [](const AccessSample& x, const AccessSample& y) { return x.at < y.at; });
+    for (int v = 0; v < options.vcpus; ++v) {
+      // A vCPU cannot stall for longer than it ran: past that the model's
+      // touches (which ignore the stall) overstate the faults.
+      const absl::Duration stalled =
+          std::min(sampler.stall()[v] - stall_before[v], run_time[v]);
+      stall_before[v] = sampler.stall()[v];
+      r.stall_seconds += absl::ToDoubleSeconds(stalled);
+      const double working = std::max(0.0, absl::ToDoubleSeconds(run_time[v] - stalled));
+      r.guest_bytes += rate[phase][v] * speed[v] * working;
+    }
+    busy_total += busy;
+    PeriodOutcome outcome;
+    if (!batch.empty()) {
+      const uint64_t moved_before = view.page_moves();
+      const absl::Duration cpu_start = options.measure_cpu ? ThreadCpuTime() : absl::Duration();
+      absl::StatusOr<PeriodOutcome> o = balancer.OnBatch(batch, t1);
+      if (options.measure_cpu) measured_cpu += ThreadCpuTime() - cpu_start;
+      if (!o.ok()) return o.status();
+      outcome = *o;
+      modelled_cpu += cpu_model.per_period +
+                      cpu_model.per_vcpu_pair * options.vcpus * options.vcpus +
+                      cpu_model.per_sample * batch.size() +
+                      cpu_model.per_move * (view.page_moves() - moved_before);
+    }
+    const bool idle = !ShouldScan(busy, t1 - t);
+    scan.OnPeriod(outcome);
+    if (!idle && options.sampler != SamplerKind::kOff) sampler.Arm(scan.NextArm());
+    ++r.periods;
+
+    const double locality = truth.Locality(view.VcpuNodes());
+    const double seconds = absl::ToDoubleSeconds(t1);
+    series.push_back({seconds, locality, truth.Best()});
+    SimPhaseResult& current = phases.back();
+    if (!current.seconds_to_90pct_of_best && truth.has_accesses() &&
+        locality >= 0.9 * current.best) {
+      current.seconds_to_90pct_of_best = seconds - current.start_seconds;
+      if (phases.size() == 1) r.guest_bytes_to_90pct_of_best = r.guest_bytes;
+    }
+    t = t1;
+  }
+  phases.back().end_locality = truth.Locality(view.VcpuNodes());
+
+  r.counters = balancer.counters();
+  r.sampler = sampler.stats();
+  r.vcpu_end = view.VcpuNodes();
+  r.pages_per_node = view.pages_per_node();
+  r.final_locality = phases.back().end_locality;
+  r.best_locality = phases.back().best;
+  r.seconds_to_90pct_of_best = phases.front().seconds_to_90pct_of_best;
+  r.phases = std::move(phases);
+  r.pages_migrated = view.page_moves();
+  r.min_page_moves = truth.min_page_moves();
+  r.remigrations = view.remigrations();
+  r.bounces = view.bounces();
+  r.vcpu_moves = r.counters.vcpu_moves;
+  r.stall_share = busy_total > absl::ZeroDuration()
+                      ? r.stall_seconds / absl::ToDoubleSeconds(busy_total)
+                      : 0;
+  r.balancer_cpu_seconds = modelled_cpu;
+  if (options.measure_cpu) r.balancer_cpu_seconds_measured = absl::ToDoubleSeconds(measured_cpu);
+  r.series = Thin(std::move(series));
+  return r;
+}
+
+}  // namespace numavm

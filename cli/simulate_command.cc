@@ -1,0 +1,255 @@
+#include "cli/simulate_command.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "balancer/simulate/simulation.h"
+#include "balancer/topology/topology_file.h"
+#include "base/size.h"
+#include "cli/balance_report.h"
+#include "cli/exit_codes.h"
+#include "cli/run_options.h"
+
+namespace numavm {
+namespace {
+
+constexpr const char* kBestDefinition =
+    "each page on the node whose vCPUs use it most, vCPUs where they started";
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "numavm simulate: %s\n", std::string(status.message()).c_str());
+  return kExitBadInput;
+}
+
+nlohmann::json Optional(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, absl::string_view text) {
+  absl::StatusOr<absl::Duration> d = ParseTimeout(text);
+  if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", d.status().message()));
+  return d;
+}
+
+absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
+  SimulationOptions o;
+  absl::StatusOr<WorkloadSpec> spec = ParseWorkloadSpec(flags.workload);
+  if (!spec.ok()) return spec.status();
+  o.workload = *spec;
+  o.vcpus = flags.vcpus;
+  absl::StatusOr<uint64_t> memory = ParseSize(flags.memory);
+  if (!memory.ok()) return absl::InvalidArgumentError(absl::StrCat("--memory: ", memory.status().message()));
+  o.memory_bytes = *memory;
+  absl::StatusOr<absl::Duration> seconds = ParseFlagDuration("--seconds", flags.seconds);
+  if (!seconds.ok()) return seconds.status();
+  o.seconds = *seconds;
+  o.seed = flags.seed;
+  if (flags.first_touch == "boot") {
+    o.first_touch = SimFirstTouch::kBoot;
+  } else if (flags.first_touch == "spread") {
+    o.first_touch = SimFirstTouch::kSpread;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--first-touch '", flags.first_touch, "': want boot or spread"));
+  }
+  absl::Duration cost;
+  if (!absl::ParseDuration(flags.fault_cost, &cost) || cost < absl::ZeroDuration() ||
+      cost > absl::Seconds(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--fault-cost '", flags.fault_cost, "': want a duration from 0 to 1s, e.g. 55us"));
+  }
+  o.costs.hint_fault = cost;
+  absl::StatusOr<SamplerKind> sampler = ParseSamplerKind(flags.sampler);
+  if (!sampler.ok()) return sampler.status();
+  o.sampler = *sampler;
+  absl::StatusOr<BalanceMode> mode = ParseBalanceMode(flags.balance);
+  if (!mode.ok()) return mode.status();
+  o.mode = *mode;
+  absl::StatusOr<uint64_t> rate = ParseSize(flags.migrate_rate);
+  if (!rate.ok()) return absl::InvalidArgumentError(absl::StrCat("--migrate-rate: ", rate.status().message()));
+  o.migrate_bytes_per_second = *rate;
+  // The scan flags mean what they mean for `numavm run`, checked by the
+  // same setters.
+  RunOptions run;
+  if (absl::Status s = SetScanWindow(flags.scan_window, run); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--scan-window: ", s.message()));
+  }
+  if (absl::Status s = SetScanPeriod(flags.scan_period, run); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--scan-period: ", s.message()));
+  }
+  run.sampling.period_max = run.sampling.period * 16;
+  if (!flags.scan_period_max.empty()) {
+    if (absl::Status s = SetScanPeriodMax(flags.scan_period_max, run); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-period-max: ", s.message()));
+    }
+    if (run.sampling.period_max < run.sampling.period) {
+      return absl::InvalidArgumentError("--scan-period-max is shorter than --scan-period");
+    }
+  }
+  o.scan = ScanConfig{run.sampling.window_bytes, run.sampling.period, run.sampling.period_max,
+                      o.mode != BalanceMode::kOff};
+  o.measure_cpu = flags.measure_cpu;
+  return o;
+}
+
+nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
+                      const SimulationResult& r) {
+  nlohmann::json j;
+  j["workload"] = {{"name", o.workload.shape}, {"params", o.workload.params},
+                   {"vcpus", o.vcpus}, {"memory_bytes", o.memory_bytes}};
+  j["model"] = {{"topology", flags.topology_path},
+                {"seconds", absl::ToDoubleSeconds(o.seconds)},
+                {"seed", o.seed},
+                {"first_touch", flags.first_touch},
+                {"sampler", SamplerKindName(o.sampler)},
+                {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
+                {"balance", BalanceModeName(o.mode)},
+                {"migrate_bytes_per_second", o.migrate_bytes_per_second},
+                {"scan_window_bytes", o.scan.window_bytes},
+                {"scan_period_seconds", absl::ToDoubleSeconds(o.scan.period)},
+                {"scan_period_max_seconds", absl::ToDoubleSeconds(o.scan.period_max)}};
+  auto locality = [&](double v) {
+    return r.has_accesses ? nlohmann::json(v) : nlohmann::json(nullptr);
+  };
+  j["best_definition"] = kBestDefinition;
+  j["best_locality"] = locality(r.best_locality);
+  j["start_locality"] = locality(r.start_locality);
+  j["final_locality"] = locality(r.final_locality);
+  j["final_vs_best"] = r.has_accesses && r.best_locality > 0
+                           ? nlohmann::json(r.final_locality / r.best_locality)
+                           : nlohmann::json(nullptr);
+  j["beats_best_by_moving_vcpus"] = r.has_accesses && r.final_locality > r.best_locality + 1e-9;
+  j["seconds_to_90pct_of_best"] = Optional(r.seconds_to_90pct_of_best);
+  j["guest_bytes"] = r.guest_bytes;
+  j["guest_bytes_to_90pct_of_best"] = Optional(r.guest_bytes_to_90pct_of_best);
+  j["pages_migrated"] = r.pages_migrated;
+  j["bytes_migrated"] = r.pages_migrated * 4096;
+  j["min_page_moves"] = r.min_page_moves;
+  j["remigrations"] = r.remigrations;
+  j["bounces"] = r.bounces;
+  j["vcpu_moves"] = r.vcpu_moves;
+  j["stall_seconds"] = r.stall_seconds;
+  j["stall_share"] = r.stall_share;
+  j["balancer_cpu_seconds"] = r.balancer_cpu_seconds;
+  if (r.balancer_cpu_seconds_measured) {
+    j["balancer_cpu_seconds_measured"] = *r.balancer_cpu_seconds_measured;
+  }
+  j["periods"] = r.periods;
+  j["sampling"] = {{"pages_armed", r.sampler.pages_armed},
+                   {"samples", r.sampler.samples},
+                   {"reads", r.sampler.reads},
+                   {"writes", r.sampler.writes},
+                   {"unattributed", r.sampler.unattributed},
+                   {"windows", r.sampler.windows}};
+  nlohmann::json phases = nlohmann::json::array();
+  for (const SimPhaseResult& p : r.phases) {
+    phases.push_back({{"label", p.label},
+                      {"start_seconds", p.start_seconds},
+                      {"best_locality", locality(p.best)},
+                      {"seconds_to_90pct_of_best", Optional(p.seconds_to_90pct_of_best)},
+                      {"end_locality", locality(p.end_locality)}});
+  }
+  j["phases"] = phases;
+  j["vcpu_start_nodes"] = r.vcpu_start;
+  j["vcpu_end_nodes"] = r.vcpu_end;
+  j["pages_per_node"] = r.pages_per_node;
+  nlohmann::json series = nlohmann::json::array();
+  for (const SimPoint& p : r.series) {
+    series.push_back({{"seconds", p.seconds}, {"locality", p.locality}, {"best", p.best}});
+  }
+  j["locality_series"] = series;
+  j["balance"] = BalancerCountersToJson(r.counters);
+  // Measured CPU time differs run to run; the figure above is modelled.
+  j["balance"].erase("cpu_seconds");
+  return j;
+}
+
+std::string Percent(bool known, double v) {
+  return known ? absl::StrFormat("%.1f%%", 100 * v) : "-";
+}
+
+std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
+                    const SimulationResult& r) {
+  std::string out;
+  absl::StrAppend(&out, absl::StrFormat(
+      "numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s)\n",
+      flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
+      absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch));
+  absl::StrAppend(&out, absl::StrFormat(
+      "scan:      sampler %s, window %s, period %s-%s, fault cost %s; %u pages armed, %u samples\n",
+      SamplerKindName(o.sampler), FormatSize(o.scan.window_bytes),
+      absl::FormatDuration(o.scan.period), absl::FormatDuration(o.scan.period_max),
+      absl::FormatDuration(o.costs.hint_fault), r.sampler.pages_armed, r.sampler.samples));
+  const bool known = r.has_accesses;
+  absl::StrAppend(&out, absl::StrFormat(
+      "locality:  %s at start -> %s at the end; best %s (%s)\n", Percent(known, r.start_locality),
+      Percent(known, r.final_locality), Percent(known, r.best_locality), kBestDefinition));
+  if (known && r.final_locality > r.best_locality + 1e-9) {
+    absl::StrAppend(&out, "           the balancer beat best by moving vCPUs\n");
+  }
+  absl::StrAppend(&out, "converged: ",
+                  r.seconds_to_90pct_of_best
+                      ? absl::StrFormat("90%% of best after %.0f s (%s of guest work)",
+                                        *r.seconds_to_90pct_of_best,
+                                        FormatSize(static_cast<uint64_t>(
+                                            r.guest_bytes_to_90pct_of_best.value_or(0))))
+                      : std::string("never reached 90% of best"),
+                  "\n");
+  for (size_t i = 1; i < r.phases.size(); ++i) {
+    const SimPhaseResult& p = r.phases[i];
+    if (r.phases.size() > 12 && i > 5 && i + 5 < r.phases.size()) {
+      if (i == 6) absl::StrAppend(&out, "           ...\n");
+      continue;
+    }
+    absl::StrAppend(&out, absl::StrFormat(
+        "           %s at %.0f s: %s\n", p.label, p.start_seconds,
+        p.seconds_to_90pct_of_best
+            ? absl::StrFormat("90%% of best again after %.0f s", *p.seconds_to_90pct_of_best)
+            : std::string("never back to 90% of best")));
+  }
+  absl::StrAppend(&out, absl::StrFormat(
+      "moves:     %u pages migrated (%s), best needs %u; %u re-migrations within 10 s (%u "
+      "back), %u vCPU moves\n",
+      r.pages_migrated, FormatSize(r.pages_migrated * 4096), r.min_page_moves, r.remigrations,
+      r.bounces, r.vcpu_moves));
+  absl::StrAppend(&out, absl::StrFormat(
+      "cost:      %.2f s of vCPU time stalled in sampling faults (%.3f%% of busy time), "
+      "balancer CPU %.3f s (modelled)",
+      r.stall_seconds, 100 * r.stall_share, r.balancer_cpu_seconds));
+  if (r.balancer_cpu_seconds_measured) {
+    absl::StrAppend(&out, absl::StrFormat(", %.3f s measured", *r.balancer_cpu_seconds_measured));
+  }
+  absl::StrAppend(&out, "\n");
+  absl::StrAppend(&out, "vCPU nodes: start ", absl::StrJoin(r.vcpu_start, " "), "; end ",
+                  absl::StrJoin(r.vcpu_end, " "), "\n");
+  absl::StrAppend(&out, ModelMemoryText(r.pages_per_node), "\n");
+  return out;
+}
+
+}  // namespace
+
+int SimulateCommand(const SimulateFlags& flags) {
+  if (flags.report != "table" && flags.report != "json") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("unknown report format '", flags.report, "' (want table or json)")));
+  }
+  absl::StatusOr<SimulationOptions> options = Resolve(flags);
+  if (!options.ok()) return Fail(options.status());
+  absl::StatusOr<Topology> topology = LoadTopologyFile(flags.topology_path);
+  if (!topology.ok()) return Fail(topology.status());
+  absl::StatusOr<SimulationResult> result = Simulate(*options, *topology);
+  if (!result.ok()) return Fail(result.status());
+  if (flags.report == "json") {
+    std::cout << ToJson(flags, *options, *result).dump(2) << std::endl;
+  } else {
+    std::cout << ToTable(flags, *options, *result) << std::flush;
+  }
+  return kExitOk;
+}
+
+}  // namespace numavm

@@ -1,0 +1,35 @@
+// `numavm simulate`: the balancer in a closed loop with a workload model, a
+// sampler model and a topology's placement model (balancer/simulate/),
+// reported against ground truth and the best placement.
+#ifndef NUMAVM_CLI_SIMULATE_COMMAND_H_
+#define NUMAVM_CLI_SIMULATE_COMMAND_H_
+
+#include <cstdint>
+#include <string>
+
+namespace numavm {
+
+struct SimulateFlags {
+  std::string workload = "numa02";
+  int vcpus = 4;
+  std::string memory = "1G";
+  std::string topology_path;
+  std::string seconds = "60";
+  uint64_t seed = 1;
+  std::string first_touch = "boot";
+  std::string fault_cost = "55us";
+  std::string report = "table";
+  std::string sampler = "hint";
+  std::string balance = "on";
+  std::string migrate_rate = "256M";
+  std::string scan_window = "4M";
+  std::string scan_period = "1s";
+  std::string scan_period_max;  // default 16x scan_period
+  bool measure_cpu = false;
+};
+
+int SimulateCommand(const SimulateFlags& flags);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_CLI_SIMULATE_COMMAND_H_

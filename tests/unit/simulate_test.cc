@@ -1,0 +1,302 @@
+// `numavm simulate`: the closed loop on the shipped topology files, small
+// and large, for every workload shape, at a fixed seed - deterministic, so
+// the bounds are today's results with margin, not the machine's load.
+#include "balancer/simulate/simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "balancer/topology/topology_file.h"
+#include "tests/support/numavm_process.h"
+
+namespace numavm {
+namespace {
+
+using testing::CountLines;
+using testing::ProcessResult;
+using testing::RunNumavm;
+
+Topology LoadShipped(const std::string& name) {
+  absl::StatusOr<Topology> t =
+      LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + name + ".toml");
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+// A 64 MiB guest scanned whole every 500 ms: every page is sampled every
+// period, so convergence is the policy's, not the scan rate's.
+SimulationOptions FastScan(const std::string& workload, int vcpus, int seconds = 60) {
+  SimulationOptions o;
+  o.workload = *ParseWorkloadSpec(workload);
+  o.vcpus = vcpus;
+  o.memory_bytes = 64ull << 20;
+  o.seconds = absl::Seconds(seconds);
+  o.scan = {o.memory_bytes, absl::Milliseconds(500), absl::Seconds(8), true};
+  return o;
+}
+
+SimulationResult RunSim(const SimulationOptions& o, const Topology& t) {
+  absl::StatusOr<SimulationResult> r = Simulate(o, t);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : SimulationResult{};
+}
+
+struct Case {
+  std::string topology;
+  int vcpus;
+};
+
+class Shapes : public ::testing::TestWithParam<Case> {
+ protected:
+  Topology topology_ = LoadShipped(GetParam().topology);
+};
+
+// Shapes whose memory has owners: the balancer reaches 90% of best (or
+// beats it by moving vCPUs) with about the fewest moves, none repeated.
+TEST_P(Shapes, OwnedMemoryReachesBestWithTheFewestMoves) {
+  for (const char* shape : {"numa01", "numa01_read", "numa01_thread_alloc", "numa02",
+                            "numa02_read", "numa02_smt", "groups", "hot"}) {
+    SCOPED_TRACE(shape);
+    const SimulationResult r = RunSim(FastScan(shape, GetParam().vcpus), topology_);
+    ASSERT_TRUE(r.has_accesses);
+    EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+    ASSERT_TRUE(r.seconds_to_90pct_of_best.has_value());
+    // The warm-up (4 s) plus two samples of every page.
+    EXPECT_LE(*r.seconds_to_90pct_of_best, 8.0);
+    EXPECT_LE(r.pages_migrated, r.min_page_moves * 12 / 10 + 16);
+    EXPECT_LE(r.remigrations, r.pages_migrated / 50);
+  }
+}
+
+// Memory every vCPU uses is left where it is: nothing bounces.
+TEST_P(Shapes, SharedMemoryIsNotBounced) {
+  const SimulationResult r = RunSim(FastScan("shared", GetParam().vcpus), topology_);
+  EXPECT_LE(r.pages_migrated, 16384u / 100) << "of 16384 pages";
+  EXPECT_EQ(r.remigrations, 0u);
+  EXPECT_GE(r.final_locality, r.start_locality);
+}
+
+// An owner change is followed (one change: repeated ones are a known gap,
+// below). The reaction waits for the backed-off scan period (8 s here),
+// and a change that leaves 75% local looks settled (the target is 70%)
+// until pages are sampled three times: today 29 s.
+TEST_P(Shapes, AChangeOfOwnerIsFollowed) {
+  for (const char* shape : {"phase:at=30s", "handover:every=30s"}) {
+    SCOPED_TRACE(shape);
+    const SimulationResult r = RunSim(FastScan(shape, GetParam().vcpus, 59), topology_);
+    ASSERT_EQ(r.phases.size(), 2u);
+    EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+    for (const SimPhaseResult& p : r.phases) {
+      SCOPED_TRACE(p.label);
+      ASSERT_TRUE(p.seconds_to_90pct_of_best.has_value());
+      EXPECT_LE(*p.seconds_to_90pct_of_best, 35.0);
+    }
+    EXPECT_LE(r.remigrations, r.pages_migrated / 50);
+  }
+}
+
+TEST_P(Shapes, AnIdleGuestIsLeftAlone) {
+  const SimulationResult r = RunSim(FastScan("idle", GetParam().vcpus), topology_);
+  EXPECT_FALSE(r.has_accesses);
+  EXPECT_EQ(r.pages_migrated, 0u);
+  EXPECT_EQ(r.sampler.samples, 0u);
+  EXPECT_LE(r.sampler.windows, 1u) << "only the first window, before the VM was seen idle";
+}
+
+INSTANTIATE_TEST_SUITE_P(Topologies, Shapes,
+                         ::testing::Values(Case{"topology-2node", 8}, Case{"topology-4node", 8},
+                                           Case{"topology-8node", 8},
+                                           Case{"topology-4node-1cpu", 4},
+                                           Case{"topology-2node-large", 16},
+                                           Case{"topology-4node-large", 16},
+                                           Case{"topology-8node-large", 16}),
+                         [](const auto& info) {
+                           std::string name = info.param.topology.substr(9);
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return absl::StrCat(name, "_", info.param.vcpus, "vcpus");
+                         });
+
+TEST(Simulate, TheSameSeedGivesTheSameRun) {
+  const Topology t = LoadShipped("topology-4node");
+  // Slow vCPUs: an armed page is touched within a period only sometimes.
+  SimulationOptions o = FastScan("hot:rate=16M", 8);
+  o.scan.window_bytes = 8ull << 20;
+  const SimulationResult a = RunSim(o, t);
+  const SimulationResult b = RunSim(o, t);
+  ASSERT_EQ(a.series.size(), b.series.size());
+  for (size_t i = 0; i < a.series.size(); ++i) {
+    EXPECT_EQ(a.series[i].locality, b.series[i].locality) << i;
+  }
+  EXPECT_EQ(a.pages_migrated, b.pages_migrated);
+  EXPECT_EQ(a.sampler.samples, b.sampler.samples);
+  EXPECT_EQ(a.stall_seconds, b.stall_seconds);
+  o.seed = 2;
+  const SimulationResult c = RunSim(o, t);
+  EXPECT_NE(c.sampler.samples, a.sampler.samples) << "the seed drives the sampler model";
+}
+
+TEST(Simulate, HintFaultsStallTheVcpusThatTakeThem) {
+  const Topology t = LoadShipped("topology-2node");
+  SimulationOptions o = FastScan("numa02", 4, 10);
+  o.scan.window_bytes = 4ull << 20;
+  o.costs.hint_fault = absl::Microseconds(100);
+  const SimulationResult r = RunSim(o, t);
+  ASSERT_GT(r.sampler.samples, 0u);
+  EXPECT_NEAR(r.stall_seconds, r.sampler.samples * 100e-6, 1e-6);
+  EXPECT_NEAR(r.stall_share, r.stall_seconds / (4 * 10.0), 1e-9);
+}
+
+TEST(Simulate, DirtyLogSamplesHaveNoVcpuSoNothingMoves) {
+  const Topology t = LoadShipped("topology-2node");
+  SimulationOptions o = FastScan("numa02", 4);
+  o.sampler = SamplerKind::kDirtyLog;
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_GT(r.sampler.samples, 0u);
+  EXPECT_EQ(r.sampler.unattributed, r.sampler.samples);
+  EXPECT_EQ(r.pages_migrated, 0u);
+}
+
+TEST(Simulate, TheDirtyRingSeesWritesNotReads) {
+  const Topology t = LoadShipped("topology-2node");
+  SimulationOptions o = FastScan("numa02", 4);
+  o.sampler = SamplerKind::kRing;
+  const SimulationResult writes = RunSim(o, t);
+  EXPECT_GE(writes.final_locality, 0.9 * writes.best_locality);
+  EXPECT_EQ(writes.sampler.unattributed, 0u);
+  o.workload = *ParseWorkloadSpec("numa02_read");
+  const SimulationResult reads = RunSim(o, t);
+  EXPECT_EQ(reads.sampler.samples, 0u);
+  EXPECT_EQ(reads.pages_migrated, 0u);
+}
+
+TEST(Simulate, BalanceOffMovesNothing) {
+  const Topology t = LoadShipped("topology-4node");
+  SimulationOptions o = FastScan("numa02", 8);
+  o.mode = BalanceMode::kOff;
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_EQ(r.pages_migrated, 0u);
+  EXPECT_EQ(r.vcpu_moves, 0u);
+  EXPECT_DOUBLE_EQ(r.final_locality, r.start_locality);
+  EXPECT_DOUBLE_EQ(r.start_locality, 0.25) << "first touch puts it all on node 0";
+}
+
+TEST(Simulate, SpreadFirstTouchStartsAtBest) {
+  const Topology t = LoadShipped("topology-4node");
+  SimulationOptions o = FastScan("numa02", 8);
+  o.first_touch = SimFirstTouch::kSpread;
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_DOUBLE_EQ(r.start_locality, 1.0);
+  EXPECT_EQ(r.min_page_moves, 0u);
+  EXPECT_EQ(r.pages_migrated, 0u);
+}
+
+TEST(Simulate, FirstTouchSpillsToTheNearestNode) {
+  // 8 GiB nodes; a 12 GiB guest first touched from node 0 spills 4 GiB to
+  // node 1, its near neighbour (16), not to 2 or 3 (22).
+  const Topology t = LoadShipped("topology-4node");
+  SimulationOptions o = FastScan("numa02", 4, 1);
+  o.memory_bytes = 12ull << 30;
+  o.mode = BalanceMode::kOff;
+  o.sampler = SamplerKind::kOff;
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_EQ(r.pages_per_node[0], (8ull << 30) / 4096);
+  EXPECT_EQ(r.pages_per_node[1], (4ull << 30) / 4096);
+  EXPECT_EQ(r.pages_per_node[2] + r.pages_per_node[3], 0u);
+}
+
+TEST(Simulate, BestMovesNothingThatIsAlreadyOnABusiestNode) {
+  // Memory every vCPU uses alike, spilled over two nodes at first touch:
+  // any node is as good as another, so best moves nothing.
+  const Topology t = LoadShipped("topology-4node");
+  SimulationOptions o = FastScan("shared", 8, 1);
+  o.memory_bytes = 12ull << 30;
+  o.mode = BalanceMode::kOff;
+  o.sampler = SamplerKind::kOff;
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_EQ(r.min_page_moves, 0u);
+  EXPECT_DOUBLE_EQ(r.best_locality, 0.25);
+}
+
+// Known weaknesses of today's policy, kept as expectations that fail until
+// the balancing issue fixes them (they are DISABLED_ so the suite stays
+// green; run them with --gtest_also_run_disabled_tests).
+//  - Evidence never ages: after a page changed owner twice it is "shared"
+//    forever and stays put.
+TEST(SimulateKnownGap, DISABLED_RepeatedHandOversAreFollowed) {
+  const Topology t = LoadShipped("topology-4node");
+  for (const char* shape : {"handover:every=20s", "drift:every=10s,step=0.1"}) {
+    const SimulationResult r = RunSim(FastScan(shape, 8, 200), t);
+    for (const SimPhaseResult& p : r.phases) {
+      EXPECT_TRUE(p.seconds_to_90pct_of_best.has_value()) << shape << " " << p.label;
+    }
+  }
+}
+//  - Groups of more than about 7 vCPUs never form: a page shared by n
+//    vCPUs links each pair on 1/(n-1) of its samples, under the join share
+//    (0.15); numa01 with 32 vCPUs moves nothing.
+TEST(SimulateKnownGap, DISABLED_BigGroupsForm) {
+  const Topology t = LoadShipped("topology-8node-large");
+  const SimulationResult r = RunSim(FastScan("numa01", 32), t);
+  EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+}
+//  - At the default scan (4 MiB per period) a 16 GiB guest is not balanced
+//    within two sweeps of the kernel's default scan rate (128 s).
+TEST(SimulateKnownGap, DISABLED_A16GiBGuestConvergesAtDefaults) {
+  const Topology t = LoadShipped("topology-2node-large");
+  SimulationOptions o;
+  o.workload = *ParseWorkloadSpec("numa02");
+  o.vcpus = 16;
+  o.memory_bytes = 16ull << 30;
+  o.seconds = absl::Seconds(128);
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+}
+
+void ExpectBadInput(const ProcessResult& r, const std::string& needle) {
+  EXPECT_EQ(r.term_signal, 0);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(SimulateCli, BadInputIsOneLineAndExitTwo) {
+  const std::string topo = std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-2node.toml";
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--workload", "numa03"}),
+                 "unknown workload 'numa03'");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--workload", "numa02:colour=red"}),
+                 "unknown parameter 'colour'");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--workload", "numa02:size=2G"}),
+                 "size=2 GiB must be 4 KiB to the guest's 1 GiB");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--memory", "2T"}),
+                 "want 16 MiB to 1 TiB");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--vcpus", "257"}), "want 1 to 256");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--memory", "64G"}),
+                 "cannot hold a 64 GiB guest");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--fault-cost", "slow"}),
+                 "--fault-cost 'slow'");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--first-touch", "later"}),
+                 "want boot or spread");
+}
+
+TEST(SimulateCli, JsonIsTheSameEveryRun) {
+  const std::vector<std::string> args = {
+      "simulate", "--topology", std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node.toml",
+      "--workload", "phase", "--vcpus", "8", "--memory", "256M", "--seconds", "40",
+      "--scan-window", "64M", "--report", "json"};
+  const ProcessResult a = RunNumavm(args);
+  const ProcessResult b = RunNumavm(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  for (const char* key : {"\"best_locality\"", "\"final_locality\"", "\"seconds_to_90pct_of_best\"",
+                          "\"pages_migrated\"", "\"min_page_moves\"", "\"remigrations\"",
+                          "\"stall_seconds\"", "\"balancer_cpu_seconds\"", "\"locality_series\"",
+                          "\"best_definition\""}) {
+    EXPECT_NE(a.out.find(key), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace numavm
