@@ -3,6 +3,7 @@
 #ifndef NUMAVM_BALANCER_BALANCER_COUNTERS_H_
 #define NUMAVM_BALANCER_BALANCER_COUNTERS_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -15,6 +16,49 @@
 namespace numavm {
 
 enum class BalanceMode { kOff, kAdvise, kOn };
+
+// Every decision the balancer counts, by reason (docs/report-format.md
+// explains each). Counted by index in the hot loop; named for reports.
+enum class Decision : uint8_t {
+  // Per page (policy/page_policy.h's PageReason, in its order).
+  kMigrate, kFirstSample, kNodeChanged, kShared, kLocal, kDestinationFull, kUnattributed,
+  kGroupPull,
+  // Per region (policy/region_policy.h).
+  kRegionMove, kRegionInPlace, kRegionDissent,
+  // Before deciding.
+  kWarmingUp, kPageNotResident,
+  // vCPUs (VcpuPlacer).
+  kVcpuMove, kVcpuHome, kVcpuPinFailed, kVcpuNodeFull, kGroupDoesNotFit,
+  kCount
+};
+
+inline const char* DecisionName(Decision d) {
+  static constexpr const char* kNames[] = {
+      "migrate", "first-sample", "node-changed", "shared", "local", "destination-full",
+      "unattributed", "group-pull", "region-move", "region-in-place", "region-dissent",
+      "warming-up", "page-not-resident", "vcpu-move", "vcpu-home", "vcpu-pin-failed",
+      "vcpu-node-full", "group-does-not-fit"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Decision::kCount));
+  return kNames[static_cast<size_t>(d)];
+}
+
+struct DecisionCounts {
+  std::array<uint64_t, static_cast<size_t>(Decision::kCount)> n{};
+  uint64_t& operator[](Decision d) { return n[static_cast<size_t>(d)]; }
+  uint64_t operator[](Decision d) const { return n[static_cast<size_t>(d)]; }
+  DecisionCounts& operator+=(const DecisionCounts& o) {
+    for (size_t i = 0; i < n.size(); ++i) n[i] += o.n[i];
+    return *this;
+  }
+  // Reason name -> count, for the reports (zero counts left out).
+  std::map<std::string, uint64_t> ByName() const {
+    std::map<std::string, uint64_t> out;
+    for (size_t i = 0; i < n.size(); ++i) {
+      if (n[i] > 0) out[DecisionName(static_cast<Decision>(i))] = n[i];
+    }
+    return out;
+  }
+};
 
 struct BalancerCounters {
   uint64_t samples = 0;       // hint faults (or dirty pages) seen
@@ -38,7 +82,8 @@ struct BalancerCounters {
   // per period with attributed samples, at most kSeriesPoints (then every
   // other point is dropped).
   std::vector<std::pair<double, double>> locality_series;
-  std::map<std::string, uint64_t> decisions;  // reason -> count
+  DecisionCounts decisions;
+  uint64_t regions_moved = 0;       // regions whose pages were moved as one batch
   double locality() const {
     return attributed == 0 ? 0.0 : static_cast<double>(local) / attributed;
   }

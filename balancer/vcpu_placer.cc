@@ -56,10 +56,10 @@ bool VcpuPlacer::MoveVcpu(int v, int node, std::vector<int>& effective, std::vec
                           BalancerCounters& delta) {
   // Pinning a vCPU where it runs gives it a home; only a change of node is a move.
   const bool moves = effective[v] != node;
-  ++delta.decisions[moves ? "vcpu-move" : "vcpu-home"];
+  ++delta.decisions[moves ? Decision::kVcpuMove : Decision::kVcpuHome];
   if (mode_ != BalanceMode::kOn) return false;
   if (!view_.PinVcpu(v, node).ok()) {
-    ++delta.decisions["vcpu-pin-failed"];
+    ++delta.decisions[Decision::kVcpuPinFailed];
     return false;
   }
   if (home_[v] >= 0 && home_[v] < topology_.node_count()) --load[home_[v]];
@@ -71,7 +71,7 @@ bool VcpuPlacer::MoveVcpu(int v, int node, std::vector<int>& effective, std::vec
 }
 
 std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Duration now, bool hold,
-                                   BalancerCounters& delta) {
+                                   BalancerCounters& delta, absl::Duration sweep) {
   const int vcpus = this->vcpus();
   const int nodes = topology_.node_count();
   std::vector<int> effective(vcpus, -1);
@@ -112,7 +112,7 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
     PlaceGroupsOfVcpus(members, cap, effective, load, delta);
     PlaceSingles(members, cap, effective, load, delta);
   }
-  DecayStats(now);
+  DecayStats(now, std::max(config_.fault_half_life, sweep));
   return effective;
 }
 
@@ -137,7 +137,7 @@ void VcpuPlacer::PlaceGroupsOfVcpus(const std::vector<std::vector<int>>& members
     }
     const std::vector<int> target = PlaceGroups(topology_, {demand}, free)[0];
     if (target.empty()) {
-      ++delta.decisions["group-does-not-fit"];
+      ++delta.decisions[Decision::kGroupDoesNotFit];
       continue;
     }
     // Hysteresis: keep a placement on as few nodes that scores nearly as
@@ -189,7 +189,7 @@ void VcpuPlacer::PlaceGroupsOfVcpus(const std::vector<std::vector<int>>& members
     std::vector<int> to = keep ? assign(now_on) : std::vector<int>{};
     if (to.empty()) to = assign(target);
     if (to.empty()) {
-      ++delta.decisions["group-does-not-fit"];
+      ++delta.decisions[Decision::kGroupDoesNotFit];
       continue;
     }
     for (size_t i = 0; i < m.size(); ++i) {
@@ -210,7 +210,7 @@ void VcpuPlacer::PlaceSingles(const std::vector<std::vector<int>>& members,
     if (home_[v] >= 0) {
       if (preferred == current) continue;
       if (load[preferred] >= cap[preferred]) {
-        ++delta.decisions["vcpu-node-full"];
+        ++delta.decisions[Decision::kVcpuNodeFull];
         continue;
       }
       MoveVcpu(v, preferred, effective, load, delta);
@@ -238,21 +238,21 @@ void VcpuPlacer::PlaceSingles(const std::vector<std::vector<int>>& members,
       target = best;
     }
     if (target < 0) {
-      ++delta.decisions["vcpu-node-full"];
+      ++delta.decisions[Decision::kVcpuNodeFull];
       continue;
     }
     MoveVcpu(v, target, effective, load, delta);
   }
 }
 
-void VcpuPlacer::DecayStats(absl::Duration now) {
-  // Forget by elapsed time: half of it every fault_half_life.
+void VcpuPlacer::DecayStats(absl::Duration now, absl::Duration half_life) {
+  // Forget by elapsed time: half of it every half_life.
   const absl::Duration elapsed = last_decay_ ? now - *last_decay_ : absl::ZeroDuration();
   last_decay_ = now;
   const double keep =
-      elapsed <= absl::ZeroDuration() || config_.fault_half_life <= absl::ZeroDuration()
+      elapsed <= absl::ZeroDuration() || half_life <= absl::ZeroDuration()
           ? 0.5
-          : std::exp2(-absl::FDivDuration(elapsed, config_.fault_half_life));
+          : std::exp2(-absl::FDivDuration(elapsed, half_life));
   faults_.Decay(keep);
   for (auto& row : shared_) {
     for (double& s : row) s *= keep;

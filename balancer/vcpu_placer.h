@@ -47,10 +47,12 @@ class VcpuPlacer final {
   bool grouped(int vcpu) const { return group_size_[group_[vcpu]] > 1; }
 
   // Regroups, then (unless `hold`: warming up) gives vCPUs homes, and decays
-  // the evidence per fault_half_life. `running`: the node each vCPU ran on
-  // (-1: unknown). Returns each vCPU's node from now on.
+  // the evidence: half of it every fault_half_life, or every `sweep` (the
+  // time the scan takes to cover the guest) if longer - evidence must last
+  // a sweep, or it says only what the scan saw last. `running`: the node
+  // each vCPU ran on (-1: unknown). Returns each vCPU's node from now on.
   std::vector<int> Place(const std::vector<int>& running, absl::Duration now, bool hold,
-                         BalancerCounters& delta);
+                         BalancerCounters& delta, absl::Duration sweep = absl::ZeroDuration());
 
   // Per group id (empty `nodes` for one-vCPU groups): the nodes its vCPUs
   // are on and the one of them holding most of its memory, where its shared
@@ -76,7 +78,7 @@ class VcpuPlacer final {
   // Pins `v` to `node`; false if the move is only advised or failed.
   bool MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
                 BalancerCounters& delta);
-  void DecayStats(absl::Duration now);
+  void DecayStats(absl::Duration now, absl::Duration half_life);
 
   const BalanceMode mode_;
   const Topology& topology_;

@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "balancer/policy/region_policy.h"
 #include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
@@ -13,7 +15,8 @@ namespace numavm {
 absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl::Duration now) {
   const absl::Duration cpu_start = ThreadCpuTime();
   BalancerCounters delta;
-  absl::Status status = Balance(batch, now, delta);
+  uint64_t wanted = 0, changing = 0;
+  absl::Status status = Balance(batch, now, delta, wanted, changing);
   delta.cpu_time = ThreadCpuTime() - cpu_start;
 
   absl::MutexLock lock(&mu_);
@@ -26,6 +29,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.migrations_deferred += delta.migrations_deferred;
   counters_.vcpu_moves += delta.vcpu_moves;
   counters_.remigrations += delta.remigrations;
+  counters_.regions_moved += delta.regions_moved;
   counters_.cpu_time += delta.cpu_time;
   counters_.groups = delta.groups;
   ++counters_.periods;
@@ -56,11 +60,13 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   for (size_t v = 0; v < delta.vcpu_nodes.size(); ++v) {
     if (delta.vcpu_nodes[v] >= 0) counters_.vcpu_nodes[v] = delta.vcpu_nodes[v];
   }
-  counters_.state_bytes = pages_.memory_bytes() + placer_.state_bytes() +
+  counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() +
+                          region_moves_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
-  for (const auto& [reason, n] : delta.decisions) counters_.decisions[reason] += n;
+  counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
-  return PeriodOutcome{delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves};
+  return PeriodOutcome{delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
+                       wanted, changing};
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
@@ -77,21 +83,33 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     if (s.gfn >= pages_.size() || s.vcpu < 0 || s.vcpu >= vcpus) continue;
     placer_.AddSample(s.vcpu);
     PageState& state = pages_.at(s.gfn);
-    if (state.last_vcpu != PageState::kNoNode && state.last_vcpu != s.vcpu &&
-        state.last_vcpu < vcpus) {
+    const int last = state.last_vcpu();
+    if (last != PageState::kNoVcpu && last != s.vcpu && last < vcpus) {
       if (state.vcpu_switches() > 0) {
-        placer_.AddSharing(s.vcpu, state.last_vcpu);
+        placer_.AddSharing(s.vcpu, last);
         // Only between groups that exist: before grouping every vCPU is
         // on its own.
-        if (placer_.group_of(s.vcpu) != placer_.group_of(state.last_vcpu) &&
-            placer_.grouped(s.vcpu) && placer_.grouped(state.last_vcpu)) {
-          state.flags |= PageState::kCrossGroup;
+        if (placer_.group_of(s.vcpu) != placer_.group_of(last) && placer_.grouped(s.vcpu) &&
+            placer_.grouped(last)) {
+          state.set(PageState::kCrossGroup);
         }
       }
       state.add_vcpu_switch();
+      state.set_run(0);
+    } else if (last == s.vcpu) {
+      // A run of samples from one vCPU: the evidence of sharing ages.
+      if (state.run() == 2) {
+        state.same_vcpu_again();
+        state.set_run(0);
+      } else {
+        state.set_run(state.run() + 1);
+      }
     }
-    if (state.last_vcpu < vcpus) previous_vcpu[i] = state.last_vcpu;
-    state.last_vcpu = static_cast<uint8_t>(s.vcpu);
+    if (last != PageState::kNoVcpu && last < vcpus) {
+      previous_vcpu[i] = last;
+      if (placer_.group_of(last) == placer_.group_of(s.vcpu)) state.clear(PageState::kCrossGroup);
+    }
+    state.set_last_vcpu(s.vcpu);
   }
   return previous_vcpu;
 }
@@ -105,12 +123,11 @@ void VmBalancer::RollRemigrationEpoch(absl::Duration now) {
   for (int r = 0; r < rolls; ++r) {
     // Only the pages marked in the last two epochs are touched: the cost
     // follows the (rate-limited) migrations, not the guest's size.
-    for (uint64_t g : moved_before_) {
-      pages_.at(g).flags &= static_cast<uint8_t>(~PageState::kMovedBefore);
-    }
+    for (uint64_t g : moved_before_) pages_.at(g).clear(PageState::kMovedBefore);
     for (uint64_t g : moved_now_) {
       PageState& p = pages_.at(g);
-      p.flags = static_cast<uint8_t>((p.flags & ~PageState::kMovedNow) | PageState::kMovedBefore);
+      p.clear(PageState::kMovedNow);
+      p.set(PageState::kMovedBefore);
     }
     moved_before_.swap(moved_now_);
     moved_now_.clear();
@@ -118,8 +135,25 @@ void VmBalancer::RollRemigrationEpoch(absl::Duration now) {
   epoch_start_ = now;
 }
 
+absl::Duration VmBalancer::SweepEstimate() const {
+  if (visits_per_second_ <= 0) return absl::ZeroDuration();
+  // At most ten minutes: evidence older than that is stale whatever the pace.
+  return std::min(absl::Minutes(10),
+                  absl::Seconds(static_cast<double>(regions_.size()) / visits_per_second_));
+}
+
+bool VmBalancer::MarkMoved(uint64_t gfn) {
+  PageState& moved = pages_.at(gfn);
+  const bool again = moved.has(PageState::kMovedNow) || moved.has(PageState::kMovedBefore);
+  if (!moved.has(PageState::kMovedNow)) {
+    moved.set(PageState::kMovedNow);
+    moved_now_.push_back(gfn);
+  }
+  return again;
+}
+
 absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
-                                 BalancerCounters& delta) {
+                                 BalancerCounters& delta, uint64_t& wanted, uint64_t& changing) {
   std::vector<uint64_t> gfns;
   gfns.reserve(batch.size());
   for (const AccessSample& s : batch) gfns.push_back(s.gfn);
@@ -135,22 +169,36 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   const bool warming_up = now - *first_batch_ < config_.warmup;
   // vCPUs get homes only after the warm-up too: a home given before the
   // groups are known can split a group, and undoing that needs swaps.
-  const std::vector<int> vcpu_nodes = placer_.Place(running, now, warming_up, delta);
+  const std::vector<int> vcpu_nodes =
+      placer_.Place(running, now, warming_up, delta, SweepEstimate());
   const std::vector<VcpuPlacer::GroupSpan> spans = placer_.GroupSpans(vcpu_nodes);
+  const bool acting = mode_ == BalanceMode::kOn && !warming_up;
 
-  absl::flat_hash_set<uint64_t> decided;  // a page sampled twice in a batch moves once
-  std::vector<std::pair<uint64_t, int>> moves;
+  // Every sample through the page policy (its history must stay whole);
+  // each region's samples together make its visit.
+  struct Visit {
+    RegionVisit visit;
+    uint64_t acceptable = 0;  // bit n: node index n serves the target
+    int from = -1;            // a sampled page's node (for advice)
+  };
+  absl::flat_hash_map<uint64_t, Visit> visits;
+  std::vector<PageVerdict> verdicts(batch.size());
+  std::vector<bool> decided(batch.size(), false);
   for (size_t i = 0; i < batch.size(); ++i) {
     const AccessSample& s = batch[i];
     ++delta.samples;
-    if (s.gfn >= pages_.size()) continue;
+    if (s.gfn >= pages_.size()) {
+      decided[i] = true;
+      continue;
+    }
     const int page_node = (*page_nodes)[i];
     const bool known = s.vcpu >= 0 && s.vcpu < static_cast<int>(vcpu_nodes.size());
     const int vcpu_node = known ? vcpu_nodes[s.vcpu] : -1;
     const int ran_on = known && s.vcpu < static_cast<int>(running.size()) ? running[s.vcpu] : -1;
     if (page_node < 0) {
       // Not resident now (freed, or unmapped again): nothing to decide.
-      ++delta.decisions["page-not-resident"];
+      ++delta.decisions[Decision::kPageNotResident];
+      decided[i] = true;
       continue;
     }
     if (ran_on >= 0) {
@@ -160,42 +208,126 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     // Room on the destination is the migrator's to find out (ENOMEM comes
     // back as a failure); the policy assumes room until told otherwise.
     PageGroupContext group;
+    const VcpuPlacer::GroupSpan* span = nullptr;
     if (known && !spans[placer_.group_of(s.vcpu)].nodes.empty()) {
-      const VcpuPlacer::GroupSpan& span = spans[placer_.group_of(s.vcpu)];
+      span = &spans[placer_.group_of(s.vcpu)];
       group.shared_within_group = previous_vcpu[i] >= 0 &&
                                   placer_.group_of(previous_vcpu[i]) == placer_.group_of(s.vcpu);
       group.on_group_nodes =
-          static_cast<size_t>(page_node) < span.nodes.size() && span.nodes[page_node];
-      group.group_spans_nodes = span.multi_node;
-      group.primary_node = span.primary;
+          static_cast<size_t>(page_node) < span->nodes.size() && span->nodes[page_node];
+      group.group_spans_nodes = span->multi_node;
+      group.primary_node = span->primary;
     }
-    PageVerdict v = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page,
-                                 group);
-    if (!v.migrate() || !warming_up) ++delta.decisions[std::string(PageReasonName(v.reason))];
-    if (!v.migrate()) continue;
-    if (warming_up) {
-      ++delta.decisions["warming-up"];
-      continue;
-    }
-    if (!decided.insert(s.gfn).second) continue;
-    if (mode_ == BalanceMode::kOn) {
-      PageState& moved = pages_.at(s.gfn);
-      if (moved.flags & (PageState::kMovedNow | PageState::kMovedBefore)) ++delta.remigrations;
-      if (!(moved.flags & PageState::kMovedNow)) {
-        moved.flags |= PageState::kMovedNow;
-        moved_now_.push_back(s.gfn);
+    verdicts[i] = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page, group);
+    if (!config_.regions || vcpu_node < 0) continue;
+    // Where this vCPU wants its memory: its node; for a group over several
+    // nodes, its primary node - and any of the group's nodes will do.
+    int target = vcpu_node;
+    uint64_t acceptable = vcpu_node < 64 ? 1ull << vcpu_node : 0;
+    if (span != nullptr && span->multi_node && span->primary >= 0) {
+      target = span->primary;
+      acceptable = 0;
+      for (size_t n = 0; n < span->nodes.size() && n < 64; ++n) {
+        if (span->nodes[n]) acceptable |= 1ull << n;
       }
     }
-    if (advice_) advice_(s.gfn, page_node, v.to_node, v.reason);
+    Visit& v = visits[RegionTable::RegionOf(s.gfn)];
+    if (v.visit.samples == 0) {
+      v.visit.target = target;
+      v.acceptable = acceptable;
+    } else if (v.visit.target != target) {
+      v.visit.unanimous = false;
+    }
+    ++v.visit.samples;
+    if (page_node >= 64 || !((acceptable >> page_node) & 1)) {
+      v.visit.in_place = false;
+      v.from = page_node;
+    }
+  }
+  // The scan's pace, for how long evidence must last.
+  if (now > last_batch_) {
+    const double rate = visits.size() / absl::ToDoubleSeconds(now - last_batch_);
+    visits_per_second_ = visits_per_second_ == 0 ? rate : 0.8 * visits_per_second_ + 0.2 * rate;
+  }
+  last_batch_ = now;
+  // The regions' verdicts; a region that decides takes its samples with it.
+  absl::flat_hash_set<uint64_t> settled;
+  for (const auto& [region, v] : visits) {
+    RegionState& state = regions_.at(region);
+    // A region on its way to a decision (agreeing samples, not settled yet)
+    // keeps the scan going as much as one that disagrees with its decision.
+    if (v.visit.unanimous && !state.settled()) ++changing;
+    const RegionVerdict rv = OnRegionVisit(state, v.visit);
+    switch (rv.reason) {
+      case RegionReason::kMove:
+        settled.insert(region);
+        ++delta.decisions[Decision::kRegionMove];
+        ++wanted;
+        if (warming_up) {
+          ++delta.decisions[Decision::kWarmingUp];
+          break;
+        }
+        if (advice_) {
+          advice_(region * kRegionPages, kRegionPages, v.from, rv.to_node, "region-move");
+        }
+        if (mode_ == BalanceMode::kOn) region_moves_.Push(regions_, region, v.acceptable);
+        break;
+      case RegionReason::kInPlace:
+        settled.insert(region);
+        ++delta.decisions[Decision::kRegionInPlace];
+        break;
+      case RegionReason::kDissent:
+        ++delta.decisions[Decision::kRegionDissent];
+        ++changing;
+        break;
+      case RegionReason::kUnsettled:
+        break;
+    }
+  }
+
+  absl::flat_hash_set<uint64_t> asked;  // a page sampled twice in a batch moves once
+  std::vector<std::pair<uint64_t, int>> moves;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (decided[i]) continue;
+    const AccessSample& s = batch[i];
+    if (settled.contains(RegionTable::RegionOf(s.gfn))) continue;
+    const PageVerdict& v = verdicts[i];
+    if (!v.migrate() || !warming_up) {
+      ++delta.decisions[static_cast<Decision>(static_cast<uint8_t>(v.reason))];
+    }
+    if (!v.migrate()) continue;
+    ++wanted;
+    if (warming_up) {
+      ++delta.decisions[Decision::kWarmingUp];
+      continue;
+    }
+    if (!asked.insert(s.gfn).second) continue;
+    if (mode_ == BalanceMode::kOn && MarkMoved(s.gfn)) ++delta.remigrations;
+    if (advice_) {
+      advice_(s.gfn, 1, (*page_nodes)[i], v.to_node, PageReasonName(v.reason));
+    }
     if (mode_ == BalanceMode::kOn) moves.emplace_back(s.gfn, v.to_node);
   }
-  if (moves.empty()) return absl::OkStatus();
-  absl::StatusOr<MigrationOutcome> outcome = view_.MovePages(moves, now);
-  if (!outcome.ok()) return outcome.status();
-  delta.pages_migrated = outcome->moved;
-  delta.bytes_migrated = outcome->bytes_moved;
-  delta.migration_failures = outcome->failed + outcome->no_memory;
-  delta.migrations_deferred = outcome->deferred + outcome->busy;
+  auto add = [&delta](const MigrationOutcome& o) {
+    delta.pages_migrated += o.moved;
+    delta.bytes_migrated += o.bytes_moved;
+    delta.migration_failures += o.failed + o.no_memory;
+    delta.migrations_deferred += o.deferred + o.busy;
+  };
+  if (!moves.empty()) {
+    absl::StatusOr<MigrationOutcome> outcome = view_.MovePages(moves, now);
+    if (!outcome.ok()) return outcome.status();
+    add(*outcome);
+  }
+  if (acting) {
+    absl::StatusOr<RegionMovesOutcome> regions =
+        region_moves_.Drain(regions_, view_, now, [&](uint64_t gfn) {
+          if (MarkMoved(gfn)) ++delta.remigrations;
+        });
+    if (!regions.ok()) return regions.status();
+    add(regions->pages);
+    delta.regions_moved += regions->regions_done;
+  }
   return absl::OkStatus();
 }
 

@@ -1,6 +1,14 @@
 // The balancer of one VM: sample -> stats -> policy -> act. Fed a batch of
 // samples per scan period (on the sampling thread); asks a PlacementView
-// where pages and vCPUs are and to move pages. Counters feed the reports.
+// where pages and vCPUs are and to move pages. The same class runs in
+// `numavm run`, `replay` and `simulate`. Counters feed the reports.
+//
+// Each period: where each sampled page and vCPU is; vCPU placement and
+// groups (VcpuPlacer); then every sample goes through the per-page policy
+// (policy/page_policy.h), and the samples of each 2 MiB region together
+// through the region policy (policy/region_policy.h). A region whose visits
+// agree is queued to move as one batch (RegionMoves); samples of regions
+// that do not agree are decided page by page.
 #ifndef NUMAVM_BALANCER_VM_BALANCER_H_
 #define NUMAVM_BALANCER_VM_BALANCER_H_
 
@@ -19,8 +27,10 @@
 #include "balancer/policy/page_policy.h"
 #include "balancer/policy/scan_period.h"
 #include "balancer/policy/vcpu_groups.h"
+#include "balancer/region_moves.h"
 #include "balancer/sampling/access_sample.h"
 #include "balancer/stats/page_state.h"
+#include "balancer/stats/region_state.h"
 #include "balancer/topology/topology.h"
 #include "balancer/vcpu_placer.h"
 
@@ -38,16 +48,23 @@ struct BalancerConfig {
   // No page moves for this long after the first batch: vCPU groups need a
   // few periods of evidence, and pages moved before them would move again.
   absl::Duration warmup = absl::Seconds(4);
+  // Regions whose samples agree move as a whole (off: page by page only).
+  bool regions = true;
+  // 4 KiB pages per backing page (512 for hugetlb: a region is one page).
+  uint64_t backing_pages = 1;
 };
 
 class VmBalancer final {
  public:
-  using Advice = std::function<void(uint64_t gfn, int from, int to, PageReason reason)>;
+  // A decision that moves memory: a page (`pages` 1) or a region.
+  using Advice = std::function<void(uint64_t gfn, uint64_t pages, int from, int to,
+                                    absl::string_view reason)>;
 
   VmBalancer(BalanceMode mode, const Topology& topology, int vcpus, uint64_t guest_pages,
              PlacementView& view, BalancerConfig config = {}, Advice advice = nullptr)
       : mode_(mode), topology_(topology), view_(view), config_(std::move(config)),
-        advice_(std::move(advice)), pages_(guest_pages),
+        advice_(std::move(advice)), pages_(guest_pages), regions_(guest_pages),
+        region_moves_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
         placer_(mode, topology, vcpus, view,
                 VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life}) {}
 
@@ -59,13 +76,20 @@ class VmBalancer final {
   BalancerCounters counters() const;
 
  private:
-  absl::Status Balance(const AccessBatch& batch, absl::Duration now, BalancerCounters& delta);
+  // `wanted`: moves the policy asked for; `changing`: regions whose
+  // samples agree but which have not settled yet, and settled ones whose
+  // samples now disagree (for the scan control).
+  absl::Status Balance(const AccessBatch& batch, absl::Duration now, BalancerCounters& delta,
+                       uint64_t& wanted, uint64_t& changing);
   // Fault counts and who-followed-whom on pages; returns each sample's
   // previous vCPU on its page (-1: none).
   std::vector<int> RecordSharing(const AccessBatch& batch, const std::vector<int>& page_nodes);
   // Starts a new re-migration epoch every 10 s: this epoch's marks become
   // the previous one's (and after a gap of 20 s or more, none are kept).
   void RollRemigrationEpoch(absl::Duration now);
+  // Marks `gfn` as asked to move in this epoch; true if it was asked before
+  // (a re-migration).
+  bool MarkMoved(uint64_t gfn);
 
   const BalanceMode mode_;
   const Topology& topology_;
@@ -74,8 +98,15 @@ class VmBalancer final {
   const Advice advice_;
   // Only the sampling thread touches these.
   PageStateTable pages_;
+  RegionTable regions_;
+  RegionMoves region_moves_;
   VcpuPlacer placer_;
   std::optional<absl::Duration> first_batch_;
+  // How long the scan takes to visit every region, from the regions
+  // visited per second lately (smoothed).
+  absl::Duration SweepEstimate() const;
+  double visits_per_second_ = 0;
+  absl::Duration last_batch_;
   absl::Duration epoch_start_;  // of the re-migration epochs
   std::vector<uint64_t> moved_now_, moved_before_;  // pages marked in this / the last epoch
   struct PeriodLocality {

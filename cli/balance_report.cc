@@ -29,7 +29,8 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"state_bytes", c.state_bytes},
           {"vcpu_nodes", c.vcpu_nodes},
           {"locality_series", c.locality_series},
-          {"decisions", c.decisions}};
+          {"regions_moved", c.regions_moved},
+          {"decisions", c.decisions.ByName()}};
 }
 
 std::string BalancerCountersText(const BalancerCounters& c) {

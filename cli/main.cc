@@ -68,16 +68,25 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "and writes, needs memfd or hugetlb backing; other backings fall back to "
                   "dirtylog), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                   "windows, writes, VM-wide) or off");
+  run->add_option("--scan-stall-budget", flags.scan_stall_budget,
+                  "share of the vCPUs' busy time the sampling faults may cost (default 1%); the "
+                  "scan rate's ceiling");
+  run->add_option("--scan-rate-min", flags.scan_rate_min,
+                  "the scan rate's floor, guest memory per second, e.g. 16M (default: a "
+                  "sixteenth of the ceiling)");
+  run->add_option("--scan-rate-max", flags.scan_rate_max,
+                  "the scan rate's ceiling, e.g. 1G (default: what the stall budget allows)");
+  run->add_option("--scan-probes", flags.scan_probes,
+                  "pages sampled per 2 MiB region and sweep (default 4; 1-512)");
   run->add_option("--scan-window", flags.scan_window,
-                  "guest memory armed per scan period, e.g. 16M (default 4M; the window "
-                  "advances through guest memory and wraps)");
+                  "instead of regions at a controlled rate: arm this much guest memory per "
+                  "scan period, every page of it, e.g. 64M (the fixed-window scanner)");
   run->add_option("--scan-period", flags.scan_period,
-                  "time between scan windows, e.g. 1s or 100ms (default 1s; at least 10ms)");
+                  "time between scans, e.g. 1s or 100ms (default 1s; at least 10ms)");
   run->add_option("--scan-period-max", flags.scan_period_max,
-                  "with --balance=on|advise the period adapts: twice as long while accesses "
-                  "are >= 70% local and nothing moves, half as long below, back to "
-                  "--scan-period when a vCPU changes node; this is the longest (default 16 "
-                  "times --scan-period)");
+                  "with --scan-window and --balance=on|advise the period adapts: twice as long "
+                  "while accesses are >= 70% local and nothing moves, half as long below; this "
+                  "is the longest (default 16 times --scan-period)");
   run->add_option("--dirty-ring-entries", flags.ring_entries,
                   "entries per vCPU dirty ring with --sampler=ring (power of two; default 16384)");
   run->add_option("--balance", flags.balance,
@@ -145,7 +154,7 @@ void AddSimulateCommand(CLI::App& app, numavm::SimulateFlags& flags) {
   sim->footer(
       "\nWorkloads: numa01, numa01_read, numa01_thread_alloc, numa02, numa02_read, numa02_smt, "
       "shared, phase, idle (the guest-tools shapes), groups (unequal vCPU groups: n=, "
-      "sizes=1/3/4), handover (every slice passes to the next vCPU each every=60s), drift "
+      "sizes=1/3/4), handover (every slice passes to the next vCPU each every=, default half the run), drift "
       "(slices shift step=0.05 of a slice each every=10s), hot (hot= share of memory every "
       "vCPU writes, hot_share= of their accesses). Every workload takes size= (working set, "
       "default all), rate= (bytes per second per vCPU, default 4G), write= (share of "
@@ -178,12 +187,19 @@ void AddSimulateCommand(CLI::App& app, numavm::SimulateFlags& flags) {
   sim->add_option("--balance", flags.balance, "on (default), advise or off");
   sim->add_option("--migrate-rate", flags.migrate_rate,
                   "page migration limit per second (default 256M)");
+  sim->add_option("--scan-stall-budget", flags.scan_stall_budget,
+                  "share of busy vCPU time sampling faults may cost (default 1%), as in 'numavm "
+                  "run'");
+  sim->add_option("--scan-rate-min", flags.scan_rate_min, "the scan rate's floor per second");
+  sim->add_option("--scan-rate-max", flags.scan_rate_max, "the scan rate's ceiling per second");
+  sim->add_option("--scan-probes", flags.scan_probes, "pages sampled per 2 MiB region (default 4)");
   sim->add_option("--scan-window", flags.scan_window,
-                  "guest memory armed per scan period (default 4M), as in 'numavm run'");
+                  "the fixed-window scanner: this much armed per period, as in 'numavm run'");
   sim->add_option("--scan-period", flags.scan_period,
-                  "time between windows (default 1s; the shortest adaptive period)");
+                  "time between scans (default 1s)");
   sim->add_option("--scan-period-max", flags.scan_period_max,
-                  "the longest adaptive period (default 16 times --scan-period)");
+                  "with --scan-window, the longest adaptive period (default 16 times "
+                  "--scan-period)");
   sim->add_flag("--measure-cpu", flags.measure_cpu,
                 "also measure the balancer's real CPU time (differs run to run; the default "
                 "figure is modelled from the work done, and the same every run)");

@@ -169,13 +169,19 @@ int RunCommand(const RunFlags& flags) {
                          &limiter);
   VmBalancer::Advice advice;
   if (options.balance.mode == BalanceMode::kAdvise) {
-    advice = [](uint64_t gfn, int from, int to, PageReason reason) {
-      std::fprintf(stderr, "advise: move gfn 0x%lx from node index %d to %d (%s)\n",
-                   static_cast<unsigned long>(gfn), from, to,
-                   std::string(PageReasonName(reason)).c_str());
+    advice = [](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
+      if (pages == 1) {
+        std::fprintf(stderr, "advise: move gfn 0x%lx from node index %d to %d (%s)\n",
+                     static_cast<unsigned long>(gfn), from, to, std::string(reason).c_str());
+      } else {
+        std::fprintf(stderr, "advise: move gfns 0x%lx+%lu to node index %d (%s)\n",
+                     static_cast<unsigned long>(gfn), static_cast<unsigned long>(pages), to,
+                     std::string(reason).c_str());
+      }
     };
   }
   BalancerConfig balancer_config;
+  balancer_config.backing_pages = BackingAlignment(options.vm.backing) / 4096;
   // Guest cells group their vCPUs; one cell (the default) says nothing.
   if (options.vm.cells.size() > 1) {
     for (const CellConfig& cell : options.vm.cells) balancer_config.cells.push_back(cell.vcpus);

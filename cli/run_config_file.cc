@@ -97,7 +97,9 @@ absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
 
 absl::Status ApplySampling(const toml::table& t, absl::string_view source,
                            RunOptions& options) {
-  if (absl::Status s = CheckKeys(t, {"sampler", "window", "period", "period_max", "ring_entries"},
+  if (absl::Status s = CheckKeys(t,
+                                 {"sampler", "window", "period", "period_max", "ring_entries",
+                                  "stall_budget", "rate_min", "rate_max", "probes"},
                                  "[sampling]", source);
       !s.ok()) {
     return s;
@@ -121,6 +123,24 @@ absl::Status ApplySampling(const toml::table& t, absl::string_view source,
     auto v = n->value<std::string>();
     if (!v) return Bad(source, "sampling.period_max must be a duration string such as \"16s\"");
     if (absl::Status s = SetScanPeriodMax(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  struct {
+    const char* key;
+    absl::Status (*set)(absl::string_view, RunOptions&);
+  } const rate_keys[] = {{"stall_budget", SetScanStallBudget},
+                         {"rate_min", SetScanRateMin},
+                         {"rate_max", SetScanRateMax}};
+  for (const auto& k : rate_keys) {
+    const toml::node* n = t.get(k.key);
+    if (n == nullptr) continue;
+    auto v = n->value<std::string>();
+    if (!v) return Bad(source, absl::StrCat("sampling.", k.key, " must be a string"));
+    if (absl::Status s = k.set(*v, options); !s.ok()) return Bad(source, s.message());
+  }
+  if (const toml::node* n = t.get("probes")) {
+    auto v = n->value<int64_t>();
+    if (!v) return Bad(source, "sampling.probes must be an integer");
+    if (absl::Status s = SetScanProbes(*v, options); !s.ok()) return Bad(source, s.message());
   }
   if (const toml::node* n = t.get("ring_entries")) {
     auto v = n->value<int64_t>();

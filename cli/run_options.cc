@@ -36,6 +36,24 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat("--scan-period-max: ", s.message()));
     }
   }
+  struct {
+    const std::optional<std::string>& value;
+    const char* flag;
+    absl::Status (*set)(absl::string_view, RunOptions&);
+  } const scan_flags[] = {{flags.scan_stall_budget, "--scan-stall-budget", SetScanStallBudget},
+                          {flags.scan_rate_min, "--scan-rate-min", SetScanRateMin},
+                          {flags.scan_rate_max, "--scan-rate-max", SetScanRateMax}};
+  for (const auto& f : scan_flags) {
+    if (!f.value) continue;
+    if (absl::Status s = f.set(*f.value, options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(f.flag, ": ", s.message()));
+    }
+  }
+  if (flags.scan_probes) {
+    if (absl::Status s = SetScanProbes(*flags.scan_probes, options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-probes: ", s.message()));
+    }
+  }
   if (flags.ring_entries) options.sampling.ring_entries = *flags.ring_entries;
   if (flags.balance) {
     absl::StatusOr<BalanceMode> mode = ParseBalanceMode(*flags.balance);
@@ -200,6 +218,61 @@ absl::Status SetScanPeriod(absl::string_view text, RunOptions& options) {
   return absl::OkStatus();
 }
 
+absl::Status SetScanStallBudget(absl::string_view text, RunOptions& options) {
+  std::string t(text);
+  const bool percent = absl::EndsWith(t, "%");
+  if (percent) t.pop_back();
+  double v;
+  if (!absl::SimpleAtod(t, &v)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a share of vCPU time (e.g. 1% or 0.01)"));
+  }
+  if (percent) v /= 100;
+  if (!(v > 0 && v <= 0.5)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stall budget '", text, "' must be above 0 and at most 50%"));
+  }
+  options.sampling.rate.stall_budget = v;
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::StatusOr<uint64_t> ParseScanRate(absl::string_view text) {
+  std::string t(text);
+  if (absl::EndsWith(t, "/s")) t.resize(t.size() - 2);
+  absl::StatusOr<uint64_t> bytes = ParseSize(t);
+  if (!bytes.ok() || *bytes < 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a rate of at least 4K per second (e.g. 64M)"));
+  }
+  return *bytes;
+}
+
+}  // namespace
+
+absl::Status SetScanRateMin(absl::string_view text, RunOptions& options) {
+  absl::StatusOr<uint64_t> r = ParseScanRate(text);
+  if (!r.ok()) return r.status();
+  options.sampling.rate.min_bytes_per_second = *r;
+  return absl::OkStatus();
+}
+
+absl::Status SetScanRateMax(absl::string_view text, RunOptions& options) {
+  absl::StatusOr<uint64_t> r = ParseScanRate(text);
+  if (!r.ok()) return r.status();
+  options.sampling.rate.max_bytes_per_second = *r;
+  return absl::OkStatus();
+}
+
+absl::Status SetScanProbes(int64_t probes, RunOptions& options) {
+  if (probes < 1 || probes > 512) {
+    return absl::InvalidArgumentError(absl::StrCat(probes, " probes per 2 MiB region: want 1-512"));
+  }
+  options.sampling.rate.probes_per_region = static_cast<int>(probes);
+  return absl::OkStatus();
+}
+
 absl::Status SetScanPeriodMax(absl::string_view text, RunOptions& options) {
   absl::StatusOr<absl::Duration> d = ParseTimeout(text);
   if (!d.ok()) return d.status();
@@ -223,6 +296,10 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags) {
   }
   if (absl::Status s = ApplyFlags(flags, options); !s.ok()) return s;
   SamplingOptions& sampling = options.sampling;
+  if (sampling.rate.min_bytes_per_second > 0 && sampling.rate.max_bytes_per_second > 0 &&
+      sampling.rate.min_bytes_per_second > sampling.rate.max_bytes_per_second) {
+    return absl::InvalidArgumentError("--scan-rate-min is above --scan-rate-max");
+  }
   if (sampling.period_max == absl::ZeroDuration()) {
     sampling.period_max = sampling.period * 16;
   } else if (sampling.period_max < sampling.period) {

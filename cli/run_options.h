@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "balancer/policy/scan_rate.h"
 #include "balancer/policy/static_placement.h"
 #include "balancer/sampling/sampler_kind.h"
 #include "balancer/vm_balancer.h"
@@ -22,11 +23,14 @@ enum class ReportFormat { kTable, kJson };
 struct SamplingOptions {
   SamplerKind sampler = SamplerKind::kHint;
   bool sampler_chosen = false;  // false: hint, or dirtylog where hint cannot work
-  uint64_t window_bytes = 4ull << 20;  // pages armed per scan period
+  // 0 (default): sample regions at a controlled rate (policy/scan_rate.h);
+  // else the fixed-window scanner, this many bytes armed per period.
+  uint64_t window_bytes = 0;
   absl::Duration period = absl::Seconds(1);  // also the shortest adaptive period
-  // The longest period the adaptive scan period backs off to while
-  // balancing (policy/scan_period.h); zero: 16 times `period`.
+  // With a fixed window: the longest period the adaptive scan period backs
+  // off to while balancing (policy/scan_period.h); zero: 16 times `period`.
   absl::Duration period_max = absl::ZeroDuration();
+  ScanRateConfig rate;  // regions: stall budget, floor, ceiling, probes
   uint32_t ring_entries = 16384;  // per vCPU, with --sampler=ring
 };
 
@@ -68,6 +72,10 @@ struct RunFlags {
   std::optional<std::string> scan_window;
   std::optional<std::string> scan_period;
   std::optional<std::string> scan_period_max;
+  std::optional<std::string> scan_stall_budget;
+  std::optional<std::string> scan_rate_min;
+  std::optional<std::string> scan_rate_max;
+  std::optional<int> scan_probes;
   std::optional<uint32_t> ring_entries;
   std::optional<std::string> balance;
   std::optional<std::string> migrate_rate;
@@ -86,6 +94,10 @@ absl::Status SetSampler(absl::string_view name, RunOptions& options);
 absl::Status SetScanWindow(absl::string_view size, RunOptions& options);
 absl::Status SetScanPeriod(absl::string_view duration, RunOptions& options);
 absl::Status SetScanPeriodMax(absl::string_view duration, RunOptions& options);
+absl::Status SetScanStallBudget(absl::string_view share, RunOptions& options);
+absl::Status SetScanRateMin(absl::string_view size, RunOptions& options);
+absl::Status SetScanRateMax(absl::string_view size, RunOptions& options);
+absl::Status SetScanProbes(int64_t probes, RunOptions& options);
 
 absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name);
 // "256M:0-1" -> a cell.

@@ -43,8 +43,14 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
 ScanConfig ScanConfigOf(const RunOptions& options) {
   // While balancing, the scan period adapts (policy/scan_period.h); only
   // measuring keeps it fixed.
-  return ScanConfig{options.sampling.window_bytes, options.sampling.period,
-                    options.sampling.period_max, options.balance.mode != BalanceMode::kOff};
+  ScanConfig c;
+  c.window_bytes = options.sampling.window_bytes;
+  c.period = options.sampling.period;
+  c.period_max = options.sampling.period_max;
+  c.adaptive = options.balance.mode != BalanceMode::kOff;
+  c.rate = options.sampling.rate;
+  c.vcpus = options.vm.vcpus;
+  return c;
 }
 
 std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm) {

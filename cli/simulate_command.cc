@@ -76,8 +76,28 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   // The scan flags mean what they mean for `numavm run`, checked by the
   // same setters.
   RunOptions run;
-  if (absl::Status s = SetScanWindow(flags.scan_window, run); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--scan-window: ", s.message()));
+  if (!flags.scan_window.empty()) {
+    if (absl::Status s = SetScanWindow(flags.scan_window, run); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-window: ", s.message()));
+    }
+  }
+  struct {
+    const std::string& value;
+    const char* flag;
+    absl::Status (*set)(absl::string_view, RunOptions&);
+  } const rate_flags[] = {{flags.scan_stall_budget, "--scan-stall-budget", SetScanStallBudget},
+                          {flags.scan_rate_min, "--scan-rate-min", SetScanRateMin},
+                          {flags.scan_rate_max, "--scan-rate-max", SetScanRateMax}};
+  for (const auto& f : rate_flags) {
+    if (f.value.empty()) continue;
+    if (absl::Status s = f.set(f.value, run); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(f.flag, ": ", s.message()));
+    }
+  }
+  if (flags.scan_probes != 0) {
+    if (absl::Status s = SetScanProbes(flags.scan_probes, run); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--scan-probes: ", s.message()));
+    }
   }
   if (absl::Status s = SetScanPeriod(flags.scan_period, run); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--scan-period: ", s.message()));
@@ -91,8 +111,11 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
       return absl::InvalidArgumentError("--scan-period-max is shorter than --scan-period");
     }
   }
-  o.scan = ScanConfig{run.sampling.window_bytes, run.sampling.period, run.sampling.period_max,
-                      o.mode != BalanceMode::kOff};
+  o.scan.window_bytes = run.sampling.window_bytes;
+  o.scan.period = run.sampling.period;
+  o.scan.period_max = run.sampling.period_max;
+  o.scan.adaptive = o.mode != BalanceMode::kOff;
+  o.scan.rate = run.sampling.rate;
   o.measure_cpu = flags.measure_cpu;
   return o;
 }
@@ -110,7 +133,10 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
                 {"balance", BalanceModeName(o.mode)},
                 {"migrate_bytes_per_second", o.migrate_bytes_per_second},
+                {"scan", o.scan.window_bytes > 0 ? "window" : "regions"},
                 {"scan_window_bytes", o.scan.window_bytes},
+                {"scan_stall_budget", o.scan.rate.stall_budget},
+                {"scan_probes_per_region", o.scan.rate.probes_per_region},
                 {"scan_period_seconds", absl::ToDoubleSeconds(o.scan.period)},
                 {"scan_period_max_seconds", absl::ToDoubleSeconds(o.scan.period_max)}};
   auto locality = [&](double v) {

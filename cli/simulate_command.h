@@ -22,9 +22,13 @@ struct SimulateFlags {
   std::string sampler = "hint";
   std::string balance = "on";
   std::string migrate_rate = "256M";
-  std::string scan_window = "4M";
+  std::string scan_window;  // empty: regions at a controlled rate
   std::string scan_period = "1s";
   std::string scan_period_max;  // default 16x scan_period
+  std::string scan_stall_budget;
+  std::string scan_rate_min;
+  std::string scan_rate_max;
+  int scan_probes = 0;  // 0: the default
   bool measure_cpu = false;
 };
 

@@ -20,7 +20,7 @@ PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
                          bool destination_has_room, const PagePolicyConfig& config,
                          const PageGroupContext& group) {
   const bool pull = group.shared_within_group && !group.on_group_nodes && destination_has_room &&
-                    !(state.flags & PageState::kCrossGroup);
+                    !state.has(PageState::kCrossGroup);
   auto pulled = [&] {
     return PageVerdict{PageReason::kGroupPull,
                        group.primary_node >= 0 ? group.primary_node : accessing_node};
@@ -34,21 +34,19 @@ PageVerdict OnPageSample(PageState& state, int accessing_node, int page_node,
   if (config.two_stage_filter) {
     if (previous != PageState::kNoNode && previous != node) {
       // Consecutive samples from different nodes: noise, or a shared page.
-      // Hold it for a while either way.
-      state.shared_hold = config.shared_hold;
-      state.flags |= PageState::kEverShared;
+      // Hold it for a while either way; repeated changes hold it longer.
+      state.add_node_change(config.shared_hold);
       if (pull) return pulled();
       return {PageReason::kNodeChanged};
     }
-    if (state.shared_hold > 0) {
-      --state.shared_hold;
+    if (state.node_changes() > 0) {
+      state.same_node_again();
       if (pull) return pulled();
       return {PageReason::kShared};
     }
     if (page_node == accessing_node) return {PageReason::kLocal};
     if (previous == PageState::kNoNode) return {PageReason::kFirstSample};
-    if (state.shared_by_vcpus() || ((state.flags & PageState::kEverShared) &&
-                                    group.group_spans_nodes && group.on_group_nodes)) {
+    if (state.shared_by_vcpus()) {
       if (pull) return pulled();
       return {PageReason::kShared};
     }

@@ -7,12 +7,13 @@
 //    from the same node (the two-stage filter);
 //  - pages used from several nodes ping-pong: a page whose consecutive
 //    samples come from different nodes is held as shared for the next
-//    `shared_hold` samples and never moved meanwhile.
+//    `shared_hold` samples (more after repeated changes: the count ages
+//    down one per repeat, stats/page_state.h) and never moved meanwhile.
 // Both rest on comparing a sample with the previous one; turning the filter
 // off (for experiments only) turns both off.
 // Shared pages and vCPU groups (policy/vcpu_groups.h): a page that keeps
-// changing vCPUs (PageState::shared_by_vcpus) is shared even when its
-// samples come from one node; it moves only when its vCPUs are one group and
+// changing vCPUs (PageState::shared_by_vcpus, which ages the same way) is
+// shared even when its samples come from one node; it moves only when its vCPUs are one group and
 // the page is on none of the group's nodes: then to the group's primary node
 // (kGroupPull; the accessing vCPU's node if there is none), where it stays. A page two groups share
 // (PageState::kCrossGroup) is pulled by neither. Until the group is known it stays put - no

@@ -1,18 +1,109 @@
 #include "balancer/policy/scan_control.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "balancer/stats/region_state.h"
 
 namespace numavm {
 
 ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
-                         const ScanConfig& config)
-    : window_(std::move(coverage), config.window_bytes / 4096, align_pages),
-      periods_({config.period, config.adaptive ? config.period_max : config.period}) {}
+                         const ScanConfig& config, absl::Duration fault_cost)
+    : period_(config.period), adaptive_(config.adaptive),
+      align_pages_(std::max<uint64_t>(1, align_pages)),
+      probes_(align_pages >= kRegionPages ? 1 : std::max(1, config.rate.probes_per_region)),
+      coverage_(std::move(coverage)) {
+  for (const GfnRange& r : coverage_) total_pages_ += r.count;
+  if (config.window_bytes > 0) {
+    window_.emplace(coverage_, config.window_bytes / 4096, align_pages_);
+    periods_.emplace(ScanPeriodConfig{config.period, adaptive_ ? config.period_max : config.period});
+    return;
+  }
+  rate_.emplace(config.rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost, config.period);
+}
 
-std::vector<GfnRange> ScanControl::NextArm() { return window_.Next(); }
+absl::Duration ScanControl::period() const { return periods_ ? periods_->period() : period_; }
+absl::Duration ScanControl::period_max() const {
+  return periods_ ? periods_->config().max : period_;
+}
+uint64_t ScanControl::period_changes() const { return periods_ ? periods_->changes() : 0; }
 
-absl::Duration ScanControl::OnPeriod(const PeriodOutcome& outcome) {
-  return periods_.Next(outcome);
+double ScanControl::rate_bytes_per_second() const {
+  if (!rate_) return window_->window_pages() * 4096.0 / absl::ToDoubleSeconds(period());
+  return rate_->bytes_per_second(period_);
+}
+
+double ScanControl::ceiling_bytes_per_second() const {
+  return rate_ ? rate_->ceiling_bytes_per_second(period_) : rate_bytes_per_second();
+}
+
+GfnRange ScanControl::NextRegion() {
+  if (range_ >= coverage_.size()) {
+    range_ = 0;
+    offset_ = 0;
+  }
+  const GfnRange& r = coverage_[range_];
+  const uint64_t first = r.first + offset_;
+  // To the next 2 MiB boundary of guest-physical memory, within the range.
+  const uint64_t end = std::min(r.end(), (first / kRegionPages + 1) * kRegionPages);
+  offset_ += end - first;
+  covered_ += end - first;
+  if (offset_ >= r.count) {
+    ++range_;
+    offset_ = 0;
+  }
+  if (covered_ >= total_pages_) {
+    covered_ = 0;
+    range_ = 0;
+    offset_ = 0;
+    wrapped_ = true;
+  }
+  return {first, end - first};
+}
+
+ScanPlan ScanControl::NextArm() {
+  ScanPlan plan;
+  if (total_pages_ == 0) return plan;
+  if (window_) {
+    const uint64_t wraps = window_->wraps();
+    plan.regions = window_->Next();
+    plan.probes = plan.regions;
+    wrapped_ = window_->wraps() != wraps;
+    return plan;
+  }
+  const double want = rate_->regions_per_period() + carry_;
+  uint64_t n = static_cast<uint64_t>(want);
+  carry_ = want - static_cast<double>(n);
+  // Never more than one sweep a period (the loop stops at the wrap).
+  for (uint64_t i = 0; i < n && !wrapped_; ++i) {
+    const GfnRange region = NextRegion();
+    plan.regions.push_back(region);
+    if (align_pages_ >= kRegionPages || region.count <= static_cast<uint64_t>(probes_)) {
+      plan.probes.push_back(region);  // one huge page, or a sliver: all of it
+      continue;
+    }
+    // Spread over the region, at an offset fixed per region (a hash of its
+    // index), so that each sweep samples the same pages.
+    const uint64_t stride = region.count / probes_;
+    const uint64_t index = region.first / kRegionPages;
+    const uint64_t jitter = (index * 0x9e3779b97f4a7c15ull >> 40) % stride;
+    for (int p = 0; p < probes_; ++p) plan.probes.push_back({region.first + p * stride + jitter, 1});
+  }
+  regions_armed_ = plan.regions.size();
+  regions_armed_total_ += regions_armed_;
+  return plan;
+}
+
+absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
+  const bool wrapped = std::exchange(wrapped_, false);
+  if (wrapped) ++sweeps_;
+  if (window_) return periods_->Next(f.outcome);
+  // Measuring only (not adaptive): the rate the budget allows, without
+  // the back-off.
+  const uint64_t work = adaptive_ ? f.outcome.wanted_moves + f.outcome.changing : UINT64_MAX / 4;
+  rate_->OnPeriod({period_, f.vcpu_busy, regions_armed_, f.faults, f.fault_cost, work,
+                   f.outcome.vcpu_moves > 0, wrapped});
+  return period_;
 }
 
 }  // namespace numavm

@@ -1,48 +1,98 @@
 // What the scanner arms and when: the one scan control behind every face
-// (`numavm run`'s sampling thread, `numavm simulate`'s sampler model). Each
-// period it hands out the next window of guest memory to arm - walking the
-// sampler's coverage and wrapping, like the kernel's NUMA scanner - and,
-// from the period's outcome, the length of the next period
-// (policy/scan_period.h). Pure: no clock, no syscalls.
+// (`numavm run`'s sampling thread, `numavm simulate`'s sampler model). Pure:
+// no clock, no syscalls; each period's figures are the input.
+//
+// By default it samples regions: it walks the sampler's coverage 2 MiB at a
+// time, wrapping like the kernel's NUMA scanner, and each period arms the
+// next regions at the scan rate (policy/scan_rate.h), a few probe pages in
+// each (`probes_per_region`, spread over the region at offsets fixed per
+// region, so that the same pages are sampled on every sweep and hand-overs
+// between vCPUs show). Samplers that pay per fault arm the probes; the
+// others watch the whole regions. The period stays fixed.
+//
+// With `window_bytes` set it is the older scanner: that many bytes a period,
+// every page of them, and a period that adapts to the outcome
+// (policy/scan_period.h).
 #ifndef NUMAVM_BALANCER_POLICY_SCAN_CONTROL_H_
 #define NUMAVM_BALANCER_POLICY_SCAN_CONTROL_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "balancer/policy/scan_period.h"
+#include "balancer/policy/scan_rate.h"
 #include "balancer/sampling/scan_window.h"
 
 namespace numavm {
 
 struct ScanConfig {
-  uint64_t window_bytes = 4ull << 20;        // armed per period
-  absl::Duration period = absl::Seconds(1);  // the first, and the shortest adaptive one
-  absl::Duration period_max = absl::Seconds(16);
-  bool adaptive = false;  // while balancing: the period follows the outcome
+  uint64_t window_bytes = 0;  // > 0: the fixed-window scanner
+  absl::Duration period = absl::Seconds(1);
+  absl::Duration period_max = absl::Seconds(16);  // fixed window only
+  bool adaptive = false;  // while balancing: the period (window) or rate follows the outcome
+  ScanRateConfig rate;    // regions
+  int vcpus = 1;          // sizes the first period's budget
+};
+
+// What to arm for the coming period.
+struct ScanPlan {
+  std::vector<GfnRange> regions;  // the memory scanned (ring, dirty log)
+  std::vector<GfnRange> probes;   // the pages to fault on (hinting faults)
+  bool empty() const { return regions.empty(); }
+};
+
+// What the period did.
+struct ScanFeedback {
+  PeriodOutcome outcome;
+  absl::Duration vcpu_busy;   // CPU time of all vCPU threads in the period
+  uint64_t faults = 0;        // samples that cost the guest a fault
+  absl::Duration fault_cost;  // one fault's round trip
 };
 
 class ScanControl {
  public:
   // `coverage`: what the sampler can watch; `align_pages`: the backing's
-  // page size in 4 KiB pages (window edges are rounded to it).
-  ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages, const ScanConfig& config);
+  // page size in 4 KiB pages (512 for 2 MiB hugetlb: one probe, the huge
+  // page); `fault_cost` and config.vcpus size the first period's budget.
+  ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages, const ScanConfig& config,
+              absl::Duration fault_cost = absl::Microseconds(55));
 
-  // The ranges to arm for the coming period.
-  std::vector<GfnRange> NextArm();
-  // The period that follows `outcome` (a fixed period unless adaptive).
-  absl::Duration OnPeriod(const PeriodOutcome& outcome);
+  ScanPlan NextArm();
+  // The period that follows `feedback`.
+  absl::Duration OnPeriod(const ScanFeedback& feedback);
 
-  absl::Duration period() const { return periods_.period(); }
-  absl::Duration period_max() const { return periods_.config().max; }
-  uint64_t period_changes() const { return periods_.changes(); }
-  uint64_t window_pages() const { return window_.window_pages(); }
-  uint64_t sweeps() const { return window_.wraps(); }
+  bool regions_mode() const { return !window_.has_value(); }
+  absl::Duration period() const;
+  absl::Duration period_max() const;
+  uint64_t period_changes() const;
+  uint64_t sweeps() const { return sweeps_; }
+  // Bytes of guest memory scanned per second now (regions mode), and the
+  // ceiling the stall budget allows.
+  double rate_bytes_per_second() const;
+  double ceiling_bytes_per_second() const;
+  uint64_t regions_armed() const { return regions_armed_total_; }
 
  private:
-  ScanWindow window_;
-  ScanPeriodController periods_;
+  GfnRange NextRegion();  // the next region of the coverage, wrapping
+
+  std::optional<ScanWindow> window_;
+  std::optional<ScanPeriodController> periods_;
+  const absl::Duration period_;
+  const bool adaptive_;
+  const uint64_t align_pages_;
+  const int probes_;
+  std::vector<GfnRange> coverage_;
+  uint64_t total_pages_ = 0;
+  std::optional<ScanRate> rate_;
+  size_t range_ = 0;      // cursor: coverage range, and page within it
+  uint64_t offset_ = 0;
+  uint64_t covered_ = 0;  // pages walked in this sweep
+  bool wrapped_ = false;  // the last NextArm completed a sweep
+  uint64_t sweeps_ = 0;
+  double carry_ = 0;      // fractional regions owed to the next period
+  uint64_t regions_armed_ = 0, regions_armed_total_ = 0;
 };
 
 }  // namespace numavm

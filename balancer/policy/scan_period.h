@@ -26,6 +26,8 @@ struct PeriodOutcome {
   uint64_t local = 0;
   uint64_t pages_migrated = 0;
   uint64_t vcpu_moves = 0;
+  uint64_t wanted_moves = 0;  // pages the policy wanted moved, done or deferred
+  uint64_t changing = 0;      // regions on the way to a decision, or leaving one
 };
 
 class ScanPeriodController {

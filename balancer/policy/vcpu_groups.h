@@ -8,8 +8,12 @@
 // sampling windows see only some hand-overs - so links have hysteresis:
 // a and b become linked when at least `join` of the less busy one's samples
 // were hand-overs with the other (and at least `min_shared` of them), and
-// stay linked until that falls under `leave`. Groups are the connected
-// components; a guest cell's vCPUs are one group from the start.
+// stay linked until that falls under `leave`. In a group of g vCPUs a pair
+// sees only 1/(g-1) of a member's hand-overs, so the pair thresholds scale
+// by 2/g, g estimated per vCPU (its hand-overs over its largest pair's);
+// and both must hand over at least `join` of their samples overall. Groups
+// are the connected components; a guest cell's vCPUs are one group from
+// the start.
 #ifndef NUMAVM_BALANCER_POLICY_VCPU_GROUPS_H_
 #define NUMAVM_BALANCER_POLICY_VCPU_GROUPS_H_
 

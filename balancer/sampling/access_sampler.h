@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "balancer/sampling/access_sample.h"
+#include "balancer/policy/scan_control.h"
 #include "balancer/sampling/scan_window.h"
 
 namespace numavm {
@@ -27,6 +28,7 @@ struct SamplerStats {
   std::vector<uint64_t> per_vcpu;  // samples by vCPU index
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads
   uint64_t ring_overruns = 0;      // dirty ring only: KVM ran past the ring's end
+  uint64_t unarmed_entries = 0;    // dirty ring only: entries outside the armed regions
 };
 
 class AccessSampler {
@@ -42,10 +44,17 @@ class AccessSampler {
   virtual absl::Status Start() = 0;
   // End of a scan period: appends what the armed window saw to `out`.
   virtual absl::Status Collect(AccessBatch& out) = 0;
-  // Arms `ranges` (within Coverage()) for the coming period, as the scan
-  // control asks. Separate from Collect so that the balancer can look at the
+  // Arms what the scan control planned (within Coverage()) for the coming
+  // period: the probe pages where each sample costs a fault, else the
+  // regions. Separate from Collect so that the balancer can look at the
   // pages it was told about before they are armed again.
-  virtual absl::Status Arm(const std::vector<GfnRange>& ranges) = 0;
+  virtual absl::Status Arm(const ScanPlan& plan) = 0;
+  // What one sample costs the guest (a fault round trip), for the scan
+  // control's stall budget.
+  virtual absl::Duration FaultCost() const { return kWriteProtectFaultCost; }
+  // A KVM write-protect fault (a dirty-ring entry, a dirty-log page): the
+  // figure for hardware, not measured here.
+  static constexpr absl::Duration kWriteProtectFaultCost = absl::Microseconds(1);
   // Stops watching and leaves guest memory as it was; safe while vCPUs run.
   virtual void Stop() = 0;
   virtual SamplerStats stats() const = 0;

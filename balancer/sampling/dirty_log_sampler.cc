@@ -59,7 +59,7 @@ absl::Status DirtyLogSampler::Start() {
   return SetLogging(true);
 }
 
-absl::Status DirtyLogSampler::Arm(const std::vector<GfnRange>& window) {
+absl::Status DirtyLogSampler::ArmRanges(const std::vector<GfnRange>& window) {
   armed_.clear();
   uint64_t armed = 0;
   for (const GfnRange& range : window) {

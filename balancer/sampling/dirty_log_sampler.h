@@ -31,13 +31,14 @@ class DirtyLogSampler final : public AccessSampler {
   std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
-  absl::Status Arm(const std::vector<GfnRange>& ranges) override;
+  absl::Status Arm(const ScanPlan& plan) override { return ArmRanges(plan.regions); }
   void Stop() override;
   SamplerStats stats() const override;
 
  private:
   DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram, int vcpus, Clock clock);
   absl::Status SetLogging(bool on);
+  absl::Status ArmRanges(const std::vector<GfnRange>& ranges);
   absl::Status Harvest(const std::vector<GfnRange>& window, AccessBatch& out);
 
   const int vm_fd_;

@@ -2,6 +2,7 @@
 
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -53,13 +54,10 @@ absl::Status DirtyRingSampler::SetLogging(bool on) {
 
 absl::Status DirtyRingSampler::Start() {
   // Logging on a slot makes KVM write-protect it and push dirtied pages to
-  // the rings; the pages of the whole VM count as armed from now on.
+  // the rings (Arm picks which of them are reported).
   if (absl::Status s = SetLogging(true); !s.ok()) return s;
-  uint64_t pages = 0;
-  for (const GuestRamRegion& r : ram_) pages += r.pages();
   {
     absl::MutexLock lock(&mu_);
-    stats_.pages_armed += pages;
     stopping_ = false;
   }
   drainer_ = std::thread([this] { DrainLoop(); });
@@ -89,6 +87,18 @@ absl::Status DirtyRingSampler::Drain() {
   return harvested != 0 ? ResetRings() : absl::OkStatus();
 }
 
+absl::Status DirtyRingSampler::Arm(const ScanPlan& plan) {
+  std::vector<GfnRange> armed = plan.regions;
+  std::sort(armed.begin(), armed.end(),
+            [](const GfnRange& a, const GfnRange& b) { return a.first < b.first; });
+  uint64_t pages = 0;
+  for (const GfnRange& r : armed) pages += r.count;
+  absl::MutexLock lock(&mu_);
+  armed_ = std::move(armed);
+  stats_.pages_armed += pages;
+  return absl::OkStatus();
+}
+
 uint64_t DirtyRingSampler::HarvestRing(int vcpu) {
   const auto begin = std::chrono::steady_clock::now();
   const DirtyRingView& ring = rings_[vcpu];
@@ -104,6 +114,12 @@ uint64_t DirtyRingSampler::HarvestRing(int vcpu) {
     for (const GuestRamRegion& r : ram_) {
       if (r.slot != slot || e.offset >= r.pages()) continue;
       uint64_t gfn = r.first_gfn() + e.offset;
+      auto in = std::upper_bound(armed_.begin(), armed_.end(), gfn,
+                                 [](uint64_t g, const GfnRange& a) { return g < a.first; });
+      if (in == armed_.begin() || !std::prev(in)->Contains(gfn)) {
+        ++stats_.unarmed_entries;
+        continue;
+      }
       if (seen_.insert(gfn * 256 + static_cast<uint64_t>(vcpu)).second) {
         pending_.push_back(AccessSample{gfn, vcpu, AccessKind::kWrite, now});
         ++stats_.samples;

@@ -50,8 +50,11 @@ class DirtyRingSampler final : public AccessSampler {
   std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
-  // The rings watch all of RAM all the time: nothing to arm.
-  absl::Status Arm(const std::vector<GfnRange>&) override { return absl::OkStatus(); }
+  // The rings watch all of RAM all the time; only entries inside the
+  // regions the scan control armed for the period are reported (the rest
+  // are harvested and dropped), so that the balancer's work follows the
+  // scan rate, not the guest's write rate.
+  absl::Status Arm(const ScanPlan& plan) override;
   void Stop() override;
   SamplerStats stats() const override;
 
@@ -86,6 +89,7 @@ class DirtyRingSampler final : public AccessSampler {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   AccessBatch pending_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<uint64_t> seen_ ABSL_GUARDED_BY(mu_);  // (gfn, vcpu) this period
+  std::vector<GfnRange> armed_ ABSL_GUARDED_BY(mu_);       // sorted
   SamplerStats stats_ ABSL_GUARDED_BY(mu_);
   uint64_t entries_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration harvest_time_ ABSL_GUARDED_BY(mu_);

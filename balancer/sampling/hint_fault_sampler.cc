@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "balancer/sampling/thread_cpu.h"
@@ -83,12 +84,62 @@ absl::Status HintFaultSampler::Start() {
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return Errno("eventfd");
   handler_ = std::thread([this] { HandlerLoop(); });
+  // Without a measurement the default round trip stands.
+  (void)Calibrate();
   return absl::OkStatus();
 }
 
-absl::Status HintFaultSampler::Arm(const std::vector<GfnRange>& ranges) {
+absl::Status HintFaultSampler::Calibrate() {
+  constexpr int kFaults = 33;
+  const bool huge = !ram_.empty() && ram_[0].page_bytes > kGuestPageBytes;
+  if (huge) return absl::OkStatus();  // keep the default: a 2 MiB scratch page is not worth it
+  int fd = ::memfd_create("numavm-calibrate", MFD_CLOEXEC);
+  if (fd < 0) return Errno("memfd_create (fault calibration)");
+  if (::ftruncate(fd, kGuestPageBytes) != 0) {
+    ::close(fd);
+    return Errno("ftruncate (fault calibration)");
+  }
+  void* map = ::mmap(nullptr, kGuestPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return Errno("mmap (fault calibration)");
+  auto* page = static_cast<uint8_t*>(map);
+  page[0] = 1;  // in the page cache
+  uffdio_register reg{};
+  reg.range.start = reinterpret_cast<uint64_t>(page);
+  reg.range.len = kGuestPageBytes;
+  reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+  if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
+    ::munmap(map, kGuestPageBytes);
+    return Errno("UFFDIO_REGISTER (fault calibration)");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    scratch_ = page;
+  }
+  std::vector<double> micros;
+  volatile uint8_t sink = 0;
+  for (int i = 0; i < kFaults; ++i) {
+    ::madvise(page, kGuestPageBytes, MADV_DONTNEED);
+    const auto t0 = std::chrono::steady_clock::now();
+    sink = sink + page[0];
+    micros.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  uffdio_range range{reinterpret_cast<uint64_t>(page), kGuestPageBytes};
+  ::ioctl(uffd_, UFFDIO_UNREGISTER, &range);
+  {
+    absl::MutexLock lock(&mu_);
+    scratch_ = nullptr;
+  }
+  ::munmap(map, kGuestPageBytes);
+  std::sort(micros.begin(), micros.end());
+  fault_cost_ = absl::Microseconds(micros[micros.size() / 2]);
+  return absl::OkStatus();
+}
+
+absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
   uint64_t armed = 0;
-  for (const GfnRange& range : ranges) {
+  for (const GfnRange& range : plan.probes) {
     const GuestRamRegion* r = RegionOfGfn(ram_, range.first);
     if (r == nullptr) continue;
     const uint64_t offset = range.first - r->first_gfn();
@@ -129,6 +180,22 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   for (const GuestRamRegion& r : ram_) {
     uint64_t base = reinterpret_cast<uint64_t>(r.host);
     if (address >= base && address - base < r.bytes) region = &r;
+  }
+  uint8_t* scratch;
+  {
+    absl::MutexLock lock(&mu_);
+    scratch = scratch_;
+  }
+  if (region == nullptr && scratch != nullptr &&
+      address - reinterpret_cast<uint64_t>(scratch) < kGuestPageBytes) {
+    uffdio_continue cont{};
+    cont.range.start = reinterpret_cast<uint64_t>(scratch);
+    cont.range.len = kGuestPageBytes;
+    if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) != 0) {
+      uffdio_range wake{cont.range.start, cont.range.len};
+      ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+    }
+    return;
   }
   if (region == nullptr) {
     // Not ours to map; let the thread retry rather than wait forever.

@@ -38,7 +38,9 @@ class HintFaultSampler final : public AccessSampler {
   uint64_t ArmAlignment() const override;
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
-  absl::Status Arm(const std::vector<GfnRange>& ranges) override;
+  absl::Status Arm(const ScanPlan& plan) override;
+  // The round trip measured at Start (a few faults on a scratch page).
+  absl::Duration FaultCost() const override { return fault_cost_; }
   void Stop() override;
   SamplerStats stats() const override;
 
@@ -50,6 +52,8 @@ class HintFaultSampler final : public AccessSampler {
                    Clock clock);
   void HandlerLoop();
   void HandleFault(uint64_t address, uint64_t flags, pid_t tid);
+  // Times faults on a scratch memfd page through the same path.
+  absl::Status Calibrate();
 
   const std::vector<GuestRamRegion> ram_;
   const VcpuOfThread vcpu_of_thread_;
@@ -58,6 +62,10 @@ class HintFaultSampler final : public AccessSampler {
   int stop_fd_ = -1;
   std::thread handler_;
   bool registered_ = false;
+  // The calibration's scratch mapping (mapped back by the handler, never
+  // reported).
+  uint8_t* scratch_ = nullptr;
+  absl::Duration fault_cost_ = absl::Microseconds(55);
 
   mutable absl::Mutex mu_;
   AccessBatch pending_ ABSL_GUARDED_BY(mu_);

@@ -14,7 +14,13 @@ absl::Status SamplingLoop::Start() {
     sampler_stopped_ = true;
     return s;
   }
-  if (absl::Status s = sampler_.Arm(scan_.NextArm()); !s.ok()) {
+  scan_.emplace(sampler_.Coverage(), sampler_.ArmAlignment(), scan_config_, sampler_.FaultCost());
+  {
+    absl::MutexLock lock(&mu_);
+    rate_ = scan_->rate_bytes_per_second();
+    ceiling_ = scan_->ceiling_bytes_per_second();
+  }
+  if (absl::Status s = sampler_.Arm(scan_->NextArm()); !s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
     status_ = s;
@@ -35,19 +41,27 @@ void SamplingLoop::CollectOnce() {
   PeriodOutcome outcome;
   if (consumer_ && !batch.empty()) outcome = consumer_(batch);
   bool idle = false;
+  // Without the vCPUs' CPU time, assume every vCPU was busy.
+  absl::Duration busy = period() * scan_config_.vcpus;
   if (vcpu_busy_) {
-    absl::Duration busy = vcpu_busy_();
-    idle = !ShouldScan(busy - last_busy_, period());
-    last_busy_ = busy;
+    const absl::Duration now = vcpu_busy_();
+    busy = now - last_busy_;
+    idle = !ShouldScan(busy, period());
+    last_busy_ = now;
   }
-  const absl::Duration next = scan_.OnPeriod(outcome);
+  const absl::Duration cost = sampler_.FaultCost();
+  const absl::Duration next = scan_->OnPeriod({outcome, busy, batch.size(), cost});
   {
     absl::MutexLock lock(&mu_);
     period_ = next;
-    period_changes_ = scan_.period_changes();
+    period_changes_ = scan_->period_changes();
+    rate_ = scan_->rate_bytes_per_second();
+    ceiling_ = scan_->ceiling_bytes_per_second();
+    stalled_ += cost * static_cast<double>(batch.size());
+    busy_ += busy;
     if (idle) ++idle_periods_;
   }
-  if (!idle && s.ok()) s = sampler_.Arm(scan_.NextArm());
+  if (!idle && s.ok()) s = sampler_.Arm(scan_->NextArm());
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
@@ -85,6 +99,26 @@ void SamplingLoop::Stop() {
     sampler_.Stop();
     sampler_stopped_ = true;
   }
+}
+
+absl::Duration SamplingLoop::period_max() const {
+  absl::MutexLock lock(&mu_);
+  return scan_ ? scan_->period_max() : scan_config_.period;
+}
+
+double SamplingLoop::scan_rate() const {
+  absl::MutexLock lock(&mu_);
+  return rate_;
+}
+
+double SamplingLoop::scan_rate_ceiling() const {
+  absl::MutexLock lock(&mu_);
+  return ceiling_;
+}
+
+double SamplingLoop::stall_share() const {
+  absl::MutexLock lock(&mu_);
+  return busy_ > absl::ZeroDuration() ? absl::FDivDuration(stalled_, busy_) : 0.0;
 }
 
 uint64_t SamplingLoop::period_changes() const {

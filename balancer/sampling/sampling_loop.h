@@ -7,6 +7,7 @@
 #define NUMAVM_BALANCER_SAMPLING_SAMPLING_LOOP_H_
 
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -31,8 +32,8 @@ class SamplingLoop final {
       : sampler_(sampler),
         consumer_(std::move(consumer)),
         vcpu_busy_(std::move(vcpu_busy)),
-        scan_(sampler.Coverage(), sampler.ArmAlignment(), scan),
-        period_(scan_.period()) {}
+        scan_config_(scan),
+        period_(scan.period) {}
   ~SamplingLoop() { Stop(); }
 
   absl::Status Start();
@@ -48,7 +49,12 @@ class SamplingLoop final {
   absl::Duration period() const;
   // Adaptive-period changes so far, and the longest period allowed.
   uint64_t period_changes() const;
-  absl::Duration period_max() const { return scan_.period_max(); }
+  absl::Duration period_max() const;
+  // The scan rate (bytes of guest memory per second) now and its ceiling,
+  // and the share of the vCPUs' busy time spent in sampling faults.
+  double scan_rate() const;
+  double scan_rate_ceiling() const;
+  double stall_share() const;
 
  private:
   void Loop();
@@ -58,7 +64,8 @@ class SamplingLoop final {
   const Consumer consumer_;
   const VcpuBusy vcpu_busy_;
   absl::Duration last_busy_;  // sampling thread only
-  ScanControl scan_;          // sampling thread only (after Start)
+  const ScanConfig scan_config_;
+  std::optional<ScanControl> scan_;  // made at Start; then the sampling thread's
   std::thread thread_;
 
   mutable absl::Mutex mu_;
@@ -69,6 +76,8 @@ class SamplingLoop final {
   uint64_t idle_periods_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration period_ ABSL_GUARDED_BY(mu_);
   uint64_t period_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace numavm

@@ -37,8 +37,9 @@ uint64_t SamplerModel::armed_pages() const {
   return n;
 }
 
-void SamplerModel::Arm(const std::vector<GfnRange>& ranges) {
-  if (kind_ == SamplerKind::kRing || kind_ == SamplerKind::kOff) return;
+void SamplerModel::Arm(const ScanPlan& plan) {
+  if (kind_ == SamplerKind::kOff) return;
+  const std::vector<GfnRange>& ranges = kind_ == SamplerKind::kHint ? plan.probes : plan.regions;
   std::vector<GfnRange> clipped;
   for (GfnRange r : ranges) {
     if (r.first >= pages_) continue;
@@ -52,7 +53,7 @@ void SamplerModel::Arm(const std::vector<GfnRange>& ranges) {
     clipped.insert(clipped.end(), armed_.begin(), armed_.end());
     armed_ = Union(std::move(clipped));
   } else {
-    // The dirty log harvests only the window armed last.
+    // The dirty log harvests, and the ring reports, only what was armed last.
     armed_ = Union(std::move(clipped));
   }
   ++stats_.windows;
@@ -92,16 +93,32 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
   };
 
   if (kind_ == SamplerKind::kRing) {
-    // Each vCPU's writes, page by page, wherever they fall.
+    // Each vCPU's writes, page by page: drawn where armed, charged by
+    // expectation elsewhere.
     for (const Segment& seg : phase.segments) {
+      // How much of the segment is armed, piece by piece.
+      std::vector<GfnRange> inside;
+      auto it = std::upper_bound(armed_.begin(), armed_.end(), seg.range.first,
+                                 [](uint64_t g, const GfnRange& a) { return g < a.first; });
+      if (it != armed_.begin()) --it;
+      for (; it != armed_.end() && it->first < seg.range.end(); ++it) {
+        const uint64_t a = std::max(it->first, seg.range.first);
+        const uint64_t b = std::min(it->end(), seg.range.end());
+        if (b > a) inside.push_back({a, b - a});
+      }
+      uint64_t armed_pages = 0;
+      for (const GfnRange& r : inside) armed_pages += r.count;
       for (int si : seg.streams) {
         const AccessStream& st = phase.streams[si];
         const double rate = st.visits_per_second / st.range.count * st.write_fraction;
         if (rate <= 0) continue;
         const double p = -std::expm1(-rate * span);
-        const uint64_t end = seg.range.end();
-        for (uint64_t g = Advance(seg.range.first, end, p); g < end; g = Advance(g + 1, end, p)) {
-          Report({g, st.vcpu, AccessKind::kWrite, first_visit(rate)}, out);
+        stall_[st.vcpu] += costs_.write_protect_fault *
+                           (p * static_cast<double>(seg.range.count - armed_pages));
+        for (const GfnRange& r : inside) {
+          for (uint64_t g = Advance(r.first, r.end(), p); g < r.end(); g = Advance(g + 1, r.end(), p)) {
+            Report({g, st.vcpu, AccessKind::kWrite, first_visit(rate)}, out);
+          }
         }
       }
     }

@@ -3,10 +3,13 @@
 //  - hint: an armed page yields one sample on its first touch after arming,
 //    from the vCPU that touched it, read or write; it stays armed until
 //    touched. Each sample stalls its vCPU for one fault round trip.
-//  - ring: every page a vCPU wrote in the period, per vCPU (all of RAM,
-//    nothing to arm). Each entry costs a write-protect fault.
-//  - dirtylog: armed pages written in the period, VM-wide (no vCPU); a page
-//    reports once per arming. Each costs a write-protect fault.
+//  - ring: every page a vCPU wrote in the period, per vCPU, reported when
+//    it falls in the regions armed for the period (the real ring sampler
+//    drops the rest). Every entry, reported or not, costs a write-protect
+//    fault (those outside are charged by expectation, not drawn).
+//  - dirtylog: armed regions' pages written in the period, VM-wide (no
+//    vCPU); a page reports once per arming. Each costs a write-protect
+//    fault.
 // Arming and touching are the only state: a list of armed ranges, never
 // anything per page or per sample beyond the period's batch.
 #ifndef NUMAVM_BALANCER_SIMULATE_SAMPLER_MODEL_H_
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "balancer/policy/scan_control.h"
 #include "balancer/sampling/access_sampler.h"
 #include "balancer/sampling/sampler_kind.h"
 #include "balancer/simulate/random.h"
@@ -37,7 +41,11 @@ class SamplerModel {
 
   SamplerKind kind() const { return kind_; }
   std::vector<GfnRange> Coverage() const { return {{0, pages_}}; }
-  void Arm(const std::vector<GfnRange>& ranges);
+  void Arm(const ScanPlan& plan);
+  // What one reported sample costs the guest (for the scan control).
+  absl::Duration FaultCost() const {
+    return kind_ == SamplerKind::kHint ? costs_.hint_fault : costs_.write_protect_fault;
+  }
   // The workload of `phase` runs over [from, to): appends what the sampler
   // reports to `out`, and charges its faults to the vCPUs' stall time.
   void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);

@@ -112,7 +112,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   SamplerModel sampler(options.sampler, options.vcpus, pages, options.seed, options.costs);
   ScanConfig scan_config = options.scan;
   scan_config.adaptive = options.mode != BalanceMode::kOff;
-  ScanControl scan(sampler.Coverage(), 1, scan_config);
+  scan_config.vcpus = options.vcpus;
+  ScanControl scan(sampler.Coverage(), 1, scan_config, sampler.FaultCost());
   VmBalancer balancer(options.mode, topology, options.vcpus, pages, view, options.balancer);
   if (options.sampler != SamplerKind::kOff) sampler.Arm(scan.NextArm());
 
@@ -189,18 +190,21 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
                       cpu_model.per_move * (view.page_moves() - moved_before);
     }
     const bool idle = !ShouldScan(busy, t1 - t);
-    scan.OnPeriod(outcome);
+    scan.OnPeriod({outcome, busy, batch.size(), sampler.FaultCost()});
     if (!idle && options.sampler != SamplerKind::kOff) sampler.Arm(scan.NextArm());
     ++r.periods;
 
     const double locality = truth.Locality(view.VcpuNodes());
     const double seconds = absl::ToDoubleSeconds(t1);
     series.push_back({seconds, locality, truth.Best()});
+    if (!r.seconds_to_90pct_of_best && truth.has_accesses() && locality >= 0.9 * truth.Best()) {
+      r.seconds_to_90pct_of_best = seconds;
+      r.guest_bytes_to_90pct_of_best = r.guest_bytes;
+    }
     SimPhaseResult& current = phases.back();
     if (!current.seconds_to_90pct_of_best && truth.has_accesses() &&
         locality >= 0.9 * current.best) {
       current.seconds_to_90pct_of_best = seconds - current.start_seconds;
-      if (phases.size() == 1) r.guest_bytes_to_90pct_of_best = r.guest_bytes;
     }
     t = t1;
   }
@@ -212,7 +216,6 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   r.pages_per_node = view.pages_per_node();
   r.final_locality = phases.back().end_locality;
   r.best_locality = phases.back().best;
-  r.seconds_to_90pct_of_best = phases.front().seconds_to_90pct_of_best;
   r.phases = std::move(phases);
   r.pages_migrated = view.page_moves();
   r.min_page_moves = truth.min_page_moves();

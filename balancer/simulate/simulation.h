@@ -80,7 +80,9 @@ struct SimulationResult {
   double start_locality = 0;
   double final_locality = 0;
   double best_locality = 0;  // of the last phase
-  std::optional<double> seconds_to_90pct_of_best;  // first phase, from the start
+  // The first period end at which ground truth reached 90% of the best of
+  // the phase in force; empty if never.
+  std::optional<double> seconds_to_90pct_of_best;
   std::vector<SimPhaseResult> phases;
   uint64_t pages_migrated = 0;
   uint64_t min_page_moves = 0;

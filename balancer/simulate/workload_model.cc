@@ -277,8 +277,9 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
     }
   } else if (shape == "handover" || shape == "drift") {
     const bool drift = shape == "drift";
+    // Hand-over: one change, halfway (as phase), unless told how often.
     absl::StatusOr<absl::Duration> every =
-        params.Duration("every", drift ? absl::Seconds(10) : absl::Seconds(60));
+        params.Duration("every", drift ? absl::Seconds(10) : seconds / 2);
     if (!every.ok()) return every.status();
     absl::StatusOr<double> step = drift ? params.Fraction("step", 0.05) : absl::StatusOr<double>(0);
     if (!step.ok()) return step.status();

@@ -54,7 +54,7 @@ void HintRoundTrip() {
   auto sampler = HintFaultSampler::Create({r}, 1, nullptr, clock);
   if (!sampler.ok()) Die(sampler.status());
   if (absl::Status s = (*sampler)->Start(); !s.ok()) Die(s);
-  if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
+  if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
   std::vector<double> micros;
   volatile uint64_t sink = 0;
   for (int round = 0; round < 4; ++round) {
@@ -67,7 +67,7 @@ void HintRoundTrip() {
     }
     AccessBatch batch;
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
-    if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
   }
   std::vector<absl::Duration> service = (*sampler)->TakeServiceTimes();
   std::vector<double> service_us;
@@ -162,7 +162,7 @@ void DirtyLogCost() {
   auto sampler = CreateSampler(options.sampling, **vm);
   if (!sampler.ok()) Die(sampler.status());
   if (absl::Status s = (*sampler)->Start(); !s.ok()) Die(s);
-  if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
+  if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
   std::thread runner([&] { (*vm)->Run(); });
   std::vector<double> ms;
   for (int i = 0; i < 30; ++i) {
@@ -170,7 +170,7 @@ void DirtyLogCost() {
     AccessBatch batch;
     auto t0 = std::chrono::steady_clock::now();
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
-    if (absl::Status s = (*sampler)->Arm((*sampler)->Coverage()); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                      .count());
   }

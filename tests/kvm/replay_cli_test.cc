@@ -22,7 +22,7 @@ TEST(ReplayCli, ARecordedStreamReplaysAndMovesPages) {
   ProcessResult run = RunNumavm({"run", "--quiet-console", "--timeout", "300s", "--payload",
                                  "numa02", "--vcpus", "2", "--memory", "64M", "--scan-window",
                                  "64M", "--scan-period", "200ms", "--record", trace.path(), "--",
-                                 "size=8M", "iterations=4"});
+                                 "size=8M", "seconds=10"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("access stream recorded in"), std::string::npos) << run.out;
   ProcessResult r = RunNumavm({"replay", trace.path(), "--report=json", "--topology",

@@ -1,0 +1,52 @@
+// The region decision: a pure function of a 2 MiB region's state and one
+// visit - the samples of that region in one scan period. The scanner
+// samples a few pages per region (policy/scan_control.h), so a region is
+// judged by its visits: when visits agree on a node - two in a row, and no
+// change of mind lately - the whole region moves there as one batch, and
+// later visits verify it. A region whose samples disagree (two owners,
+// shared memory, a group spread over nodes) is not decided: its samples go
+// to the per-page policy (policy/page_policy.h), and so do samples of a
+// visit that disagrees with a settled region - its pages used by someone
+// else are handled as pages.
+//
+// The two lessons of per-page balancing, one level up: one visit is noise
+// (`votes`: a region settles on its second agreeing visit), and memory whose
+// owner keeps changing is not moved back and forth (`flips` counts changes
+// of mind and visits that disagree within themselves, and ages back to zero
+// only through agreement: a shared region whose few samples agree by chance
+// does not settle). Votes are counted
+// per visit, not per sample, so that scanning a region densely does not
+// make it decide faster than time passes.
+#ifndef NUMAVM_BALANCER_POLICY_REGION_POLICY_H_
+#define NUMAVM_BALANCER_POLICY_REGION_POLICY_H_
+
+#include "balancer/stats/region_state.h"
+
+namespace numavm {
+
+enum class RegionReason : uint8_t {
+  kMove,       // settled on a node it is not on: move the region
+  kInPlace,    // settled, and its sampled pages are where they belong
+  kUnsettled,  // not settled (yet, or mixed): the page policy decides
+  kDissent,    // the visit disagrees with the settled region: page policy
+};
+
+struct RegionVerdict {
+  RegionReason reason = RegionReason::kUnsettled;
+  int to_node = -1;  // with kMove
+};
+
+// One period's samples of one region.
+struct RegionVisit {
+  int target = -1;        // where the samples' vCPUs want the memory (their
+                          // node, or their group's primary node)
+  int samples = 0;
+  bool unanimous = true;  // every sample had the same target
+  bool in_place = true;   // every sampled page is on a node serving the target
+};
+
+RegionVerdict OnRegionVisit(RegionState& region, const RegionVisit& visit);
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_POLICY_REGION_POLICY_H_

@@ -1,0 +1,129 @@
+// How much guest memory to sample per second: the scan rate, a controlled
+// quantity between a floor and a ceiling, and never past a stall budget.
+//
+// Every sampled page can cost the guest a fault (a hinting-fault round trip
+// is ~55 us here, 7-40 us on hardware; the kernel's own hinting fault ~1
+// us). The budget caps the faults per period so that fault cost x faults
+// stays within `stall_budget` of the vCPUs' busy time; the ceiling is what
+// that allows, the floor a sixteenth of it. Within them the rate is at the
+// ceiling while the balancer finds work (moves wanted, done or deferred,
+// regions on the way to a decision or leaving one, vCPUs moved) or has not
+// yet covered the guest twice (a region needs two agreeing visits), and
+// halves after each whole sweep in which it found work in under 1% of the
+// regions it visited - the kernel's scan-period back-off, per sweep rather
+// than per window, so that a window that happens to be local does not slow
+// the scan of a guest that is not, and a few shared pages that never
+// settle do not keep it at the ceiling. Pure: the period's figures are the
+// input.
+#ifndef NUMAVM_BALANCER_POLICY_SCAN_RATE_H_
+#define NUMAVM_BALANCER_POLICY_SCAN_RATE_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace numavm {
+
+struct ScanRateConfig {
+  double stall_budget = 0.01;   // share of the vCPUs' busy time
+  uint64_t min_bytes_per_second = 0;  // 0: a sixteenth of the ceiling
+  uint64_t max_bytes_per_second = 0;  // 0: what the budget allows
+  int probes_per_region = 4;
+};
+
+// One period, as the scan control saw it.
+struct ScanPeriodFigures {
+  absl::Duration length;       // the period's length
+  absl::Duration vcpu_busy;    // CPU time of all vCPU threads in it
+  uint64_t regions_armed = 0;  // armed at its start
+  uint64_t faults = 0;         // samples that cost the guest a fault
+  absl::Duration fault_cost;   // one fault's round trip
+  uint64_t work = 0;           // moves wanted and regions changing
+  bool vcpus_moved = false;
+  bool sweep_done = false;     // the scan wrapped at its end
+};
+
+class ScanRate {
+ public:
+  ScanRate(const ScanRateConfig& config, uint64_t region_bytes, int vcpus,
+           absl::Duration fault_cost, absl::Duration period)
+      : config_(config), region_bytes_(region_bytes),
+        faults_per_region_(std::max(1, config.probes_per_region)) {
+    // Before anything is measured: every vCPU busy, the given fault cost.
+    ceiling_ = Ceiling(period * vcpus, fault_cost, period);
+    regions_ = ceiling_;
+  }
+
+  // Regions to arm in the coming period.
+  uint64_t regions_per_period() const { return static_cast<uint64_t>(regions_); }
+  double bytes_per_second(absl::Duration period) const {
+    return regions_ * region_bytes_ / absl::ToDoubleSeconds(period);
+  }
+  double ceiling_bytes_per_second(absl::Duration period) const {
+    return ceiling_ * region_bytes_ / absl::ToDoubleSeconds(period);
+  }
+
+  void OnPeriod(const ScanPeriodFigures& f) {
+    if (f.regions_armed > 0) {
+      // Touched probes per armed region, smoothed (untouched ones fault
+      // later, so this is a slight underestimate while memory is idle).
+      const double seen = static_cast<double>(f.faults) / f.regions_armed;
+      faults_per_region_ = std::max(0.25, 0.7 * faults_per_region_ + 0.3 * seen);
+    }
+    ceiling_ = Ceiling(f.vcpu_busy, f.fault_cost, f.length);
+    sweep_work_ += f.work;
+    sweep_regions_ += f.regions_armed;
+    if (f.vcpus_moved) {
+      settled_sweeps_ = 0;
+      sweep_work_ += sweep_regions_ + 1;  // this sweep is not settled
+    }
+    if (f.sweep_done) {
+      ++sweeps_;
+      const bool busy = sweep_work_ * 100 >= std::max<uint64_t>(100, sweep_regions_);
+      if (busy) {
+        settled_sweeps_ = 0;
+      } else if (sweeps_ >= 2) {
+        settled_sweeps_ = std::min(settled_sweeps_ + 1, 4);
+      }
+      sweep_work_ = sweep_regions_ = 0;
+    } else if (settled_sweeps_ > 0 &&
+               sweep_work_ * 100 >= std::max<uint64_t>(100, sweep_regions_) && f.work > 0) {
+      // Work again mid-sweep (a phase change): at the ceiling at once.
+      settled_sweeps_ = 0;
+    }
+    // Halved per settled sweep, down to the floor (a sixteenth).
+    regions_ = ceiling_ / (1 << settled_sweeps_);
+    const double floor = Floor(f.length);
+    const double cap = Cap(f.length);
+    regions_ = std::clamp(regions_, std::min(floor, ceiling_), std::min(cap, ceiling_));
+  }
+
+ private:
+  double Ceiling(absl::Duration busy, absl::Duration fault_cost, absl::Duration length) const {
+    const double cost = std::max(1e-9, absl::ToDoubleSeconds(fault_cost));
+    const double faults = config_.stall_budget * absl::ToDoubleSeconds(busy) / cost;
+    return std::min(faults / faults_per_region_, Cap(length));
+  }
+  double Cap(absl::Duration length) const {
+    if (config_.max_bytes_per_second == 0) return 1e18;
+    return config_.max_bytes_per_second * absl::ToDoubleSeconds(length) / region_bytes_;
+  }
+  double Floor(absl::Duration length) const {
+    if (config_.min_bytes_per_second == 0) return ceiling_ / 16;
+    return config_.min_bytes_per_second * absl::ToDoubleSeconds(length) / region_bytes_;
+  }
+
+  const ScanRateConfig config_;
+  const uint64_t region_bytes_;
+  double faults_per_region_;
+  double ceiling_ = 0;
+  double regions_ = 0;
+  uint64_t sweep_work_ = 0, sweep_regions_ = 0;  // this sweep so far
+  int sweeps_ = 0;
+  int settled_sweeps_ = 0;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_POLICY_SCAN_RATE_H_

@@ -1,0 +1,57 @@
+// Regions waiting to move: the balancer's queue of 2 MiB regions whose
+// samples agreed on a node (policy/region_policy.h). Each period the queue
+// drains as far as the migration limit allows: it asks where the region's
+// pages are and moves those not on an acceptable node, as one batch; what
+// the limit defers stays at the front for the next period. Only the
+// sampling thread touches it.
+#ifndef NUMAVM_BALANCER_REGION_MOVES_H_
+#define NUMAVM_BALANCER_REGION_MOVES_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "balancer/placement_view.h"
+#include "balancer/stats/region_state.h"
+
+namespace numavm {
+
+struct RegionMovesOutcome {
+  MigrationOutcome pages;
+  uint64_t regions_done = 0;
+};
+
+class RegionMoves {
+ public:
+  // `pages`: guest pages; `page_pages`: 4 KiB pages per backing page (512
+  // for hugetlb: one move per region).
+  RegionMoves(uint64_t pages, uint64_t page_pages) : pages_(pages), page_pages_(page_pages) {}
+
+  // Queues `region` (once: RegionState::kQueued) to go to its state's node;
+  // pages already on a node of `acceptable` (bit n: node index n) stay.
+  void Push(RegionTable& table, uint64_t region, uint64_t acceptable);
+  size_t queued() const { return queue_.size(); }
+
+  // Drains within the view's limits; `moved(gfn)` is called for every page
+  // asked to move (re-migration accounting).
+  absl::StatusOr<RegionMovesOutcome> Drain(RegionTable& table, PlacementView& view,
+                                           absl::Duration now,
+                                           const std::function<void(uint64_t)>& moved);
+  size_t memory_bytes() const { return queue_.size() * sizeof(Entry); }
+
+ private:
+  struct Entry {
+    uint64_t region;
+    uint64_t acceptable;
+  };
+  const uint64_t pages_;
+  const uint64_t page_pages_;
+  std::deque<Entry> queue_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_REGION_MOVES_H_

@@ -1,0 +1,44 @@
+// Per-region state: one entry per 2 MiB of guest memory (a 1 TiB guest has
+// 524288 regions: 2 MiB of state), the unit the balancer decides for when
+// a region's samples agree (policy/region_policy.h).
+#ifndef NUMAVM_BALANCER_STATS_REGION_STATE_H_
+#define NUMAVM_BALANCER_STATS_REGION_STATE_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace numavm {
+
+inline constexpr uint64_t kRegionPages = 512;  // 2 MiB of 4 KiB pages
+
+struct RegionState {
+  static constexpr uint8_t kNoNode = 0xff;
+  uint8_t node = kNoNode;  // where its samples say it belongs
+  uint8_t votes = 0;       // agreement with `node` lately, 0-3
+  uint8_t flips = 0;       // changes of `node` lately, 0-3
+  uint8_t flags = 0;
+  static constexpr uint8_t kQueued = 1;  // a move is waiting in the queue
+  // All its pages were brought to `node` (or found there) since it last
+  // settled: its sampled pages alone may not say so, as the page policy
+  // moves sampled pages of regions that had not settled yet.
+  static constexpr uint8_t kPlaced = 2;
+  // Settled: enough samples agree and it has not changed its mind lately.
+  bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
+};
+static_assert(sizeof(RegionState) == 4);
+
+class RegionTable {
+ public:
+  explicit RegionTable(uint64_t pages) : regions_((pages + kRegionPages - 1) / kRegionPages) {}
+  uint64_t size() const { return regions_.size(); }
+  RegionState& at(uint64_t region) { return regions_[region]; }
+  static uint64_t RegionOf(uint64_t gfn) { return gfn / kRegionPages; }
+  uint64_t memory_bytes() const { return regions_.capacity() * sizeof(RegionState); }
+
+ private:
+  std::vector<RegionState> regions_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_STATS_REGION_STATE_H_
