@@ -4,29 +4,33 @@
 
 namespace numavm {
 
-void RegionMoves::Push(RegionTable& table, uint64_t region, uint64_t acceptable) {
-  RegionState& r = table.at(region);
-  if (r.flags & RegionState::kQueued) return;
-  r.flags |= RegionState::kQueued;
-  queue_.push_back({region, acceptable});
+void RegionMoves::Push(RegionState& state, const Unit& unit, uint64_t acceptable) {
+  if (state.flags & RegionState::kQueued) return;
+  state.flags |= RegionState::kQueued;
+  queue_.push_back({unit, acceptable});
 }
 
 absl::StatusOr<RegionMovesOutcome> RegionMoves::Drain(
-    RegionTable& table, PlacementView& view, absl::Duration now,
+    const StateOf& state_of, PlacementView& view, absl::Duration now,
     const std::function<void(uint64_t)>& moved) {
   RegionMovesOutcome out;
   while (!queue_.empty()) {
     const Entry e = queue_.front();
-    RegionState& r = table.at(e.region);
-    // Changed its mind since: let the samples decide again.
-    if (!r.settled()) {
-      r.flags &= static_cast<uint8_t>(~RegionState::kQueued);
+    RegionState* r = state_of(e.unit);
+    // Gone (merged), or changed its mind since: the samples decide again.
+    if (r == nullptr || !r->settled()) {
+      if (r != nullptr) r->flags &= static_cast<uint8_t>(~RegionState::kQueued);
       queue_.pop_front();
       continue;
     }
-    const int to = r.node;
-    const uint64_t first = e.region * kRegionPages;
-    const uint64_t end = std::min(pages_, first + kRegionPages);
+    const int to = r->node;
+    uint64_t first = e.unit.region * kRegionPages;
+    uint64_t count = kRegionPages;
+    if (e.unit.sub >= 0) {
+      first += static_cast<uint64_t>(e.unit.sub) * kSubRegionPages;
+      count = kSubRegionPages;
+    }
+    const uint64_t end = std::min(pages_, first + count);
     std::vector<uint64_t> gfns;
     for (uint64_t g = first; g < end; g += page_pages_) gfns.push_back(g);
     absl::StatusOr<std::vector<int>> where = view.PageNodes(gfns);
@@ -47,14 +51,14 @@ absl::StatusOr<RegionMovesOutcome> RegionMoves::Drain(
       out.pages.no_memory += o->no_memory;
       out.pages.busy += o->busy;
       out.pages.deferred += o->deferred;
-      // The limit is spent: the rest waits, this region first (and is
+      // The limit is spent: the rest waits, this unit first (and is
       // accounted for when it is done).
       if (o->deferred > 0) break;
       for (const auto& m : moves) moved(m.first);
       // A full destination is the policy's to hear about (failures in the
-      // counters); the region is not retried until its samples say so again.
+      // counters); the unit is not retried until its samples say so again.
     }
-    r.flags = static_cast<uint8_t>((r.flags & ~RegionState::kQueued) | RegionState::kPlaced);
+    r->flags = static_cast<uint8_t>((r->flags & ~RegionState::kQueued) | RegionState::kPlaced);
     queue_.pop_front();
     if (!moves.empty()) ++out.regions_done;
   }

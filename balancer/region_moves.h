@@ -1,9 +1,10 @@
-// Regions waiting to move: the balancer's queue of 2 MiB regions whose
-// samples agreed on a node (policy/region_policy.h). Each period the queue
-// drains as far as the migration limit allows: it asks where the region's
-// pages are and moves those not on an acceptable node, as one batch; what
-// the limit defers stays at the front for the next period. Only the
-// sampling thread touches it.
+// Regions waiting to move: the balancer's queue of 2 MiB regions (or a
+// quarter of a split one) whose samples agreed on a node
+// (policy/region_policy.h). Each period the queue drains as far as the
+// migration limit allows: it asks where the unit's pages are and moves
+// those not on an acceptable node, as one batch; what the limit defers
+// stays at the front for the next period. Only the sampling thread touches
+// it.
 #ifndef NUMAVM_BALANCER_REGION_MOVES_H_
 #define NUMAVM_BALANCER_REGION_MOVES_H_
 
@@ -21,30 +22,38 @@ namespace numavm {
 
 struct RegionMovesOutcome {
   MigrationOutcome pages;
-  uint64_t regions_done = 0;
+  uint64_t regions_done = 0;  // units whose pages moved
 };
 
 class RegionMoves {
  public:
+  // A region, or sub-region `sub` (0-3) of a split one (-1: the whole).
+  struct Unit {
+    uint64_t region;
+    int sub = -1;
+  };
+  // The state of a unit, or nullptr if it no longer exists (merged).
+  using StateOf = std::function<RegionState*(const Unit&)>;
+
   // `pages`: guest pages; `page_pages`: 4 KiB pages per backing page (512
   // for hugetlb: one move per region).
   RegionMoves(uint64_t pages, uint64_t page_pages) : pages_(pages), page_pages_(page_pages) {}
 
-  // Queues `region` (once: RegionState::kQueued) to go to its state's node;
+  // Queues `unit` (once: RegionState::kQueued) to go to its state's node;
   // pages already on a node of `acceptable` (bit n: node index n) stay.
-  void Push(RegionTable& table, uint64_t region, uint64_t acceptable);
+  void Push(RegionState& state, const Unit& unit, uint64_t acceptable);
   size_t queued() const { return queue_.size(); }
 
   // Drains within the view's limits; `moved(gfn)` is called for every page
-  // asked to move (re-migration accounting).
-  absl::StatusOr<RegionMovesOutcome> Drain(RegionTable& table, PlacementView& view,
+  // that moved (re-migration accounting).
+  absl::StatusOr<RegionMovesOutcome> Drain(const StateOf& state_of, PlacementView& view,
                                            absl::Duration now,
                                            const std::function<void(uint64_t)>& moved);
   size_t memory_bytes() const { return queue_.size() * sizeof(Entry); }
 
  private:
   struct Entry {
-    uint64_t region;
+    Unit unit;
     uint64_t acceptable;
   };
   const uint64_t pages_;

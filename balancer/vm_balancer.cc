@@ -7,7 +7,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "balancer/policy/region_policy.h"
 #include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
@@ -60,8 +59,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   for (size_t v = 0; v < delta.vcpu_nodes.size(); ++v) {
     if (delta.vcpu_nodes[v] >= 0) counters_.vcpu_nodes[v] = delta.vcpu_nodes[v];
   }
-  counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() +
-                          region_moves_.memory_bytes() + placer_.state_bytes() +
+  counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
@@ -139,7 +137,7 @@ absl::Duration VmBalancer::SweepEstimate() const {
   if (visits_per_second_ <= 0) return absl::ZeroDuration();
   // At most ten minutes: evidence older than that is stale whatever the pace.
   return std::min(absl::Minutes(10),
-                  absl::Seconds(static_cast<double>(regions_.size()) / visits_per_second_));
+                  absl::Seconds(static_cast<double>(regions_.regions()) / visits_per_second_));
 }
 
 bool VmBalancer::MarkMoved(uint64_t gfn) {
@@ -176,12 +174,6 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
 
   // Every sample through the page policy (its history must stay whole);
   // each region's samples together make its visit.
-  struct Visit {
-    RegionVisit visit;
-    uint64_t acceptable = 0;  // bit n: node index n serves the target
-    int from = -1;            // a sampled page's node (for advice)
-  };
-  absl::flat_hash_map<uint64_t, Visit> visits;
   std::vector<PageVerdict> verdicts(batch.size());
   std::vector<bool> decided(batch.size(), false);
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -218,7 +210,8 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       group.group_spans_nodes = span->multi_node;
       group.primary_node = span->primary;
     }
-    verdicts[i] = OnPageSample(pages_.at(s.gfn), vcpu_node, page_node, true, config_.page, group);
+    PageState& page = pages_.at(s.gfn);
+    verdicts[i] = OnPageSample(page, vcpu_node, page_node, true, config_.page, group);
     if (!config_.regions || vcpu_node < 0) continue;
     // Where this vCPU wants its memory: its node; for a group over several
     // nodes, its primary node - and any of the group's nodes will do.
@@ -231,66 +224,26 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
         if (span->nodes[n]) acceptable |= 1ull << n;
       }
     }
-    Visit& v = visits[RegionTable::RegionOf(s.gfn)];
-    if (v.visit.samples == 0) {
-      v.visit.target = target;
-      v.acceptable = acceptable;
-    } else if (v.visit.target != target) {
-      v.visit.unanimous = false;
-    }
-    ++v.visit.samples;
-    if (page_node >= 64 || !((acceptable >> page_node) & 1)) {
-      v.visit.in_place = false;
-      v.from = page_node;
-    }
+    regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus());
   }
+  // The regions' verdicts; a region that decides takes its samples with it.
+  const RegionBalancer::Outcome regions = regions_.Decide(
+      mode_ == BalanceMode::kOn, warming_up, delta.decisions, advice_);
+  wanted += regions.wanted;
+  changing += regions.changing;
   // The scan's pace, for how long evidence must last.
   if (now > last_batch_) {
-    const double rate = visits.size() / absl::ToDoubleSeconds(now - last_batch_);
+    const double rate = regions.visits / absl::ToDoubleSeconds(now - last_batch_);
     visits_per_second_ = visits_per_second_ == 0 ? rate : 0.8 * visits_per_second_ + 0.2 * rate;
   }
   last_batch_ = now;
-  // The regions' verdicts; a region that decides takes its samples with it.
-  absl::flat_hash_set<uint64_t> settled;
-  for (const auto& [region, v] : visits) {
-    RegionState& state = regions_.at(region);
-    // A region on its way to a decision (agreeing samples, not settled yet)
-    // keeps the scan going as much as one that disagrees with its decision.
-    if (v.visit.unanimous && !state.settled()) ++changing;
-    const RegionVerdict rv = OnRegionVisit(state, v.visit);
-    switch (rv.reason) {
-      case RegionReason::kMove:
-        settled.insert(region);
-        ++delta.decisions[Decision::kRegionMove];
-        ++wanted;
-        if (warming_up) {
-          ++delta.decisions[Decision::kWarmingUp];
-          break;
-        }
-        if (advice_) {
-          advice_(region * kRegionPages, kRegionPages, v.from, rv.to_node, "region-move");
-        }
-        if (mode_ == BalanceMode::kOn) region_moves_.Push(regions_, region, v.acceptable);
-        break;
-      case RegionReason::kInPlace:
-        settled.insert(region);
-        ++delta.decisions[Decision::kRegionInPlace];
-        break;
-      case RegionReason::kDissent:
-        ++delta.decisions[Decision::kRegionDissent];
-        ++changing;
-        break;
-      case RegionReason::kUnsettled:
-        break;
-    }
-  }
 
   absl::flat_hash_set<uint64_t> asked;  // a page sampled twice in a batch moves once
   std::vector<std::pair<uint64_t, int>> moves;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (decided[i]) continue;
     const AccessSample& s = batch[i];
-    if (settled.contains(RegionTable::RegionOf(s.gfn))) continue;
+    if (regions_.Decided(s.gfn)) continue;
     const PageVerdict& v = verdicts[i];
     if (!v.migrate() || !warming_up) {
       ++delta.decisions[static_cast<Decision>(static_cast<uint8_t>(v.reason))];
@@ -320,13 +273,12 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     add(*outcome);
   }
   if (acting) {
-    absl::StatusOr<RegionMovesOutcome> regions =
-        region_moves_.Drain(regions_, view_, now, [&](uint64_t gfn) {
-          if (MarkMoved(gfn)) ++delta.remigrations;
-        });
-    if (!regions.ok()) return regions.status();
-    add(regions->pages);
-    delta.regions_moved += regions->regions_done;
+    absl::StatusOr<RegionMovesOutcome> drained = regions_.Drain(view_, now, [&](uint64_t gfn) {
+      if (MarkMoved(gfn)) ++delta.remigrations;
+    });
+    if (!drained.ok()) return drained.status();
+    add(drained->pages);
+    delta.regions_moved += drained->regions_done;
   }
   return absl::OkStatus();
 }

@@ -6,9 +6,9 @@
 // Each period: where each sampled page and vCPU is; vCPU placement and
 // groups (VcpuPlacer); then every sample goes through the per-page policy
 // (policy/page_policy.h), and the samples of each 2 MiB region together
-// through the region policy (policy/region_policy.h). A region whose visits
-// agree is queued to move as one batch (RegionMoves); samples of regions
-// that do not agree are decided page by page.
+// through the region side (RegionBalancer: regions whose visits agree move
+// as one batch, regions that keep disagreeing are split in quarters);
+// samples no region decided are decided page by page.
 #ifndef NUMAVM_BALANCER_VM_BALANCER_H_
 #define NUMAVM_BALANCER_VM_BALANCER_H_
 
@@ -27,7 +27,7 @@
 #include "balancer/policy/page_policy.h"
 #include "balancer/policy/scan_period.h"
 #include "balancer/policy/vcpu_groups.h"
-#include "balancer/region_moves.h"
+#include "balancer/region_balancer.h"
 #include "balancer/sampling/access_sample.h"
 #include "balancer/stats/page_state.h"
 #include "balancer/stats/region_state.h"
@@ -63,8 +63,8 @@ class VmBalancer final {
   VmBalancer(BalanceMode mode, const Topology& topology, int vcpus, uint64_t guest_pages,
              PlacementView& view, BalancerConfig config = {}, Advice advice = nullptr)
       : mode_(mode), topology_(topology), view_(view), config_(std::move(config)),
-        advice_(std::move(advice)), pages_(guest_pages), regions_(guest_pages),
-        region_moves_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
+        advice_(std::move(advice)), pages_(guest_pages),
+        regions_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
         placer_(mode, topology, vcpus, view,
                 VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life}) {}
 
@@ -98,8 +98,7 @@ class VmBalancer final {
   const Advice advice_;
   // Only the sampling thread touches these.
   PageStateTable pages_;
-  RegionTable regions_;
-  RegionMoves region_moves_;
+  RegionBalancer regions_;
   VcpuPlacer placer_;
   std::optional<absl::Duration> first_batch_;
   // How long the scan takes to visit every region, from the regions

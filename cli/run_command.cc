@@ -296,6 +296,12 @@ int RunCommand(const RunFlags& flags) {
     summary.sampling.final_period = sampling->period();
     summary.sampling.period_changes = sampling->period_changes();
     summary.sampling.period_max = sampling->period_max();
+    summary.sampling.rate_bytes_per_second = sampling->scan_rate();
+    summary.sampling.ceiling_bytes_per_second = sampling->scan_rate_ceiling();
+    summary.sampling.fault_cost = (*sampler)->FaultCost();
+    summary.sampling.stall_share = sampling->stall_share();
+    summary.sampling.stall_budget = options.sampling.rate.stall_budget;
+    summary.sampling.probes_per_region = options.sampling.rate.probes_per_region;
     if (!sampling->status().ok()) {
       summary.sampling.error = std::string(sampling->status().message());
     }

@@ -96,7 +96,14 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   }
   const SamplingSummary& sm = s.sampling;
   j["sampling"] = {{"sampler", sm.sampler},
+                   {"scan", sm.window_bytes > 0 ? "window" : "regions"},
                    {"window_bytes", sm.window_bytes},
+                   {"rate_bytes_per_second", sm.rate_bytes_per_second},
+                   {"rate_ceiling_bytes_per_second", sm.ceiling_bytes_per_second},
+                   {"probes_per_region", sm.probes_per_region},
+                   {"fault_cost_seconds", Seconds(sm.fault_cost)},
+                   {"stall_share", sm.stall_share},
+                   {"stall_budget", sm.stall_budget},
                    {"period_seconds", Seconds(sm.period)},
                    {"pages_armed", sm.stats.pages_armed},
                    {"samples", sm.stats.samples},
@@ -156,12 +163,23 @@ std::string SummaryToTable(const RunSummary& s) {
   const SamplingSummary& sm = s.sampling;
   absl::StrAppend(&out, "\nsampling:  ", sm.sampler);
   if (sm.sampler != "off") {
+    const std::string scan =
+        sm.window_bytes > 0
+            ? absl::StrFormat("window %s every %s", FormatSize(sm.window_bytes),
+                              absl::FormatDuration(sm.period))
+            : absl::StrFormat("regions, %d probes each, at %s/s (ceiling %s/s)",
+                              sm.probes_per_region,
+                              FormatSize(static_cast<uint64_t>(sm.rate_bytes_per_second)),
+                              FormatSize(static_cast<uint64_t>(sm.ceiling_bytes_per_second)));
     absl::StrAppend(&out, absl::StrFormat(
-        " (window %s every %s): %u pages armed, %u samples (%u reads, %u writes, "
-        "%u unattributed), %.3f s CPU",
-        FormatSize(sm.window_bytes), absl::FormatDuration(sm.period), sm.stats.pages_armed,
-        sm.stats.samples, sm.stats.reads, sm.stats.writes, sm.stats.unattributed,
-        Seconds(sm.cpu_time)));
+        " (%s): %u pages armed, %u samples (%u reads, %u writes, %u unattributed), %.3f s CPU",
+        scan, sm.stats.pages_armed, sm.stats.samples, sm.stats.reads, sm.stats.writes,
+        sm.stats.unattributed, Seconds(sm.cpu_time)));
+    absl::StrAppend(&out, absl::StrFormat(
+        "\n           fault round trip %.1f us; sampling faults cost %.3f%% of the vCPUs' busy "
+        "time (budget %.1f%%)",
+        absl::ToDoubleMicroseconds(sm.fault_cost), 100 * sm.stall_share,
+        100 * sm.stall_budget));
     if (sm.period_max > sm.period) {
       absl::StrAppend(&out, "\n           adaptive period ", absl::FormatDuration(sm.period), "-",
                       absl::FormatDuration(sm.period_max), ": ended at ",

@@ -26,6 +26,15 @@ struct SamplingSummary {
   absl::Duration final_period;  // where the adaptive period ended
   absl::Duration period_max;
   uint64_t period_changes = 0;
+  // Regions mode (no --scan-window): the scan rate at the end and its
+  // ceiling, bytes per second; the measured fault round trip; the share of
+  // the vCPUs' busy time the sampling faults cost.
+  double rate_bytes_per_second = 0;
+  double ceiling_bytes_per_second = 0;
+  absl::Duration fault_cost;
+  double stall_share = 0;
+  double stall_budget = 0;
+  int probes_per_region = 0;
   std::string error;        // why sampling stopped early, if it did
 };
 

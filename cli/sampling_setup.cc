@@ -26,9 +26,13 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
           " memory has no page cache for userfaultfd minor faults); use --sampler=dirtylog, "
           "ring or off"));
     }
-    s.sampler = SamplerKind::kDirtyLog;
+    // The per-vCPU dirty ring: writes, with the vCPU that made them (the
+    // VM-wide dirty log would leave the balancer nothing to attribute).
+    s.sampler = SamplerKind::kRing;
     note = absl::StrCat("sampler: hinting faults need memfd or hugetlb backing; --backing=",
-                        BackingName(options.vm.backing), " uses dirtylog (writes only)");
+                        BackingName(options.vm.backing),
+                        " uses the per-vCPU dirty ring, which sees writes only (reads are not "
+                        "seen: a region only read is not balanced)");
   }
   if (!s.sampler_chosen && s.sampler != SamplerKind::kOff && options.record_path.empty() &&
       !WorthScanning(options.vm.memory_bytes)) {

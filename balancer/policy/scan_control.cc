@@ -13,16 +13,31 @@ ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
       align_pages_(std::max<uint64_t>(1, align_pages)),
       probes_(align_pages >= kRegionPages ? 1 : std::max(1, config.rate.probes_per_region)),
       coverage_(std::move(coverage)) {
-  for (const GfnRange& r : coverage_) total_pages_ += r.count;
+  for (const GfnRange& r : coverage_) {
+    total_pages_ += r.count;
+    // Regions the walk visits: 2 MiB boundaries cut the ranges.
+    if (r.count > 0) {
+      regions_total_ += (r.end() - 1) / kRegionPages - r.first / kRegionPages + 1;
+    }
+  }
   if (config.window_bytes > 0) {
     window_.emplace(coverage_, config.window_bytes / 4096, align_pages_);
     periods_.emplace(ScanPeriodConfig{config.period, adaptive_ ? config.period_max : config.period});
     return;
   }
-  rate_.emplace(config.rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost, config.period);
+  rate_.emplace(config.rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost);
+  current_ = PeriodFor(rate_->regions_per_second());
 }
 
-absl::Duration ScanControl::period() const { return periods_ ? periods_->period() : period_; }
+absl::Duration ScanControl::PeriodFor(double regions_per_second) const {
+  // A sweep a period at most: where the rate allows more, the period
+  // shortens (down to kMinPeriod) so that each region is visited more often.
+  if (regions_total_ == 0 || regions_per_second <= 0) return period_;
+  const absl::Duration sweep = absl::Seconds(regions_total_ / regions_per_second);
+  return std::clamp(sweep, std::min(kMinPeriod, period_), period_);
+}
+
+absl::Duration ScanControl::period() const { return periods_ ? periods_->period() : current_; }
 absl::Duration ScanControl::period_max() const {
   return periods_ ? periods_->config().max : period_;
 }
@@ -30,11 +45,14 @@ uint64_t ScanControl::period_changes() const { return periods_ ? periods_->chang
 
 double ScanControl::rate_bytes_per_second() const {
   if (!rate_) return window_->window_pages() * 4096.0 / absl::ToDoubleSeconds(period());
-  return rate_->bytes_per_second(period_);
+  // What is covered: at most a sweep a period (the rest of the budget goes
+  // to denser probes).
+  return std::min(rate_->bytes_per_second(),
+                  total_pages_ * 4096.0 / absl::ToDoubleSeconds(current_));
 }
 
 double ScanControl::ceiling_bytes_per_second() const {
-  return rate_ ? rate_->ceiling_bytes_per_second(period_) : rate_bytes_per_second();
+  return rate_ ? rate_->ceiling_bytes_per_second() : rate_bytes_per_second();
 }
 
 GfnRange ScanControl::NextRegion() {
@@ -71,24 +89,40 @@ ScanPlan ScanControl::NextArm() {
     wrapped_ = window_->wraps() != wraps;
     return plan;
   }
-  const double want = rate_->regions_per_period() + carry_;
+  const double want = rate_->regions_per_second() * absl::ToDoubleSeconds(current_) + carry_;
   uint64_t n = static_cast<uint64_t>(want);
   carry_ = want - static_cast<double>(n);
-  // Never more than one sweep a period (the loop stops at the wrap).
+  // Never more than one sweep a period (the loop stops at the wrap); a
+  // budget for more samples the guest more densely instead: probes double
+  // (the sparser sets stay inside the denser ones) up to every page.
+  int probes = probes_;
+  if (align_pages_ < kRegionPages && regions_total_ > 0 && n > regions_total_) {
+    while (probes * 2 <= static_cast<int>(kRegionPages) &&
+           static_cast<uint64_t>(probes) * 2 * regions_total_ <= static_cast<uint64_t>(probes_) * n) {
+      probes *= 2;
+    }
+    carry_ = 0;
+  }
   for (uint64_t i = 0; i < n && !wrapped_; ++i) {
     const GfnRange region = NextRegion();
     plan.regions.push_back(region);
-    if (align_pages_ >= kRegionPages || region.count <= static_cast<uint64_t>(probes_)) {
+    if (align_pages_ >= kRegionPages || region.count <= static_cast<uint64_t>(probes)) {
       plan.probes.push_back(region);  // one huge page, or a sliver: all of it
       continue;
     }
-    // Spread over the region, at an offset fixed per region (a hash of its
-    // index), so that each sweep samples the same pages.
-    const uint64_t stride = region.count / probes_;
+    // Spread over the region at a stride of a power of two, from an offset
+    // fixed per region (a hash of its index), so that each sweep samples
+    // the same pages and denser sets contain sparser ones.
+    const uint64_t stride = kRegionPages / probes;
     const uint64_t index = region.first / kRegionPages;
     const uint64_t jitter = (index * 0x9e3779b97f4a7c15ull >> 40) % stride;
-    for (int p = 0; p < probes_; ++p) plan.probes.push_back({region.first + p * stride + jitter, 1});
+    for (uint64_t g = region.first - region.first % kRegionPages + jitter; g < region.end();
+         g += stride) {
+      if (g >= region.first) plan.probes.push_back({g, 1});
+    }
   }
+  probes_armed_ = 0;
+  for (const GfnRange& p : plan.probes) probes_armed_ += p.count;
   regions_armed_ = plan.regions.size();
   regions_armed_total_ += regions_armed_;
   return plan;
@@ -101,9 +135,10 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
   // Measuring only (not adaptive): the rate the budget allows, without
   // the back-off.
   const uint64_t work = adaptive_ ? f.outcome.wanted_moves + f.outcome.changing : UINT64_MAX / 4;
-  rate_->OnPeriod({period_, f.vcpu_busy, regions_armed_, f.faults, f.fault_cost, work,
-                   f.outcome.vcpu_moves > 0, wrapped});
-  return period_;
+  rate_->OnPeriod({current_, f.vcpu_busy, regions_armed_, probes_armed_, f.faults, f.fault_cost,
+                   work, f.outcome.vcpu_moves > 0, wrapped});
+  current_ = PeriodFor(rate_->regions_per_second());
+  return current_;
 }
 
 }  // namespace numavm

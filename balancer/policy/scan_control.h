@@ -8,7 +8,9 @@
 // each (`probes_per_region`, spread over the region at offsets fixed per
 // region, so that the same pages are sampled on every sweep and hand-overs
 // between vCPUs show). Samplers that pay per fault arm the probes; the
-// others watch the whole regions. The period stays fixed.
+// others watch the whole regions. At most one sweep a period: when the
+// rate allows more (small guests) the period shortens, down to 100 ms, and
+// past that the probes grow denser.
 //
 // With `window_bytes` set it is the older scanner: that many bytes a period,
 // every page of them, and a period that adapts to the outcome
@@ -68,18 +70,23 @@ class ScanControl {
   absl::Duration period_max() const;
   uint64_t period_changes() const;
   uint64_t sweeps() const { return sweeps_; }
-  // Bytes of guest memory scanned per second now (regions mode), and the
-  // ceiling the stall budget allows.
+  // Bytes of guest memory covered per second now (regions mode: at most a
+  // sweep a period), and the ceiling the stall budget allows (at the
+  // default probe density).
   double rate_bytes_per_second() const;
   double ceiling_bytes_per_second() const;
   uint64_t regions_armed() const { return regions_armed_total_; }
 
  private:
   GfnRange NextRegion();  // the next region of the coverage, wrapping
+  absl::Duration PeriodFor(double regions_per_second) const;
+  // The shortest period regions mode shortens to when a sweep takes less.
+  static constexpr absl::Duration kMinPeriod = absl::Milliseconds(100);
 
   std::optional<ScanWindow> window_;
   std::optional<ScanPeriodController> periods_;
-  const absl::Duration period_;
+  const absl::Duration period_;  // the configured (longest) period
+  absl::Duration current_;       // regions mode: this period's length
   const bool adaptive_;
   const uint64_t align_pages_;
   const int probes_;
@@ -92,7 +99,8 @@ class ScanControl {
   bool wrapped_ = false;  // the last NextArm completed a sweep
   uint64_t sweeps_ = 0;
   double carry_ = 0;      // fractional regions owed to the next period
-  uint64_t regions_armed_ = 0, regions_armed_total_ = 0;
+  uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0;
+  uint64_t regions_total_ = 0;  // one sweep
 };
 
 }  // namespace numavm

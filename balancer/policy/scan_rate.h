@@ -37,6 +37,7 @@ struct ScanPeriodFigures {
   absl::Duration length;       // the period's length
   absl::Duration vcpu_busy;    // CPU time of all vCPU threads in it
   uint64_t regions_armed = 0;  // armed at its start
+  uint64_t probes_armed = 0;   // pages armed in them
   uint64_t faults = 0;         // samples that cost the guest a fault
   absl::Duration fault_cost;   // one fault's round trip
   uint64_t work = 0;           // moves wanted and regions changing
@@ -47,29 +48,26 @@ struct ScanPeriodFigures {
 class ScanRate {
  public:
   ScanRate(const ScanRateConfig& config, uint64_t region_bytes, int vcpus,
-           absl::Duration fault_cost, absl::Duration period)
+           absl::Duration fault_cost)
       : config_(config), region_bytes_(region_bytes),
-        faults_per_region_(std::max(1, config.probes_per_region)) {
+        probes_(std::max(1, config.probes_per_region)) {
     // Before anything is measured: every vCPU busy, the given fault cost.
-    ceiling_ = Ceiling(period * vcpus, fault_cost, period);
+    ceiling_ = Ceiling(absl::Seconds(vcpus), fault_cost, absl::Seconds(1));
     regions_ = ceiling_;
   }
 
-  // Regions to arm in the coming period.
-  uint64_t regions_per_period() const { return static_cast<uint64_t>(regions_); }
-  double bytes_per_second(absl::Duration period) const {
-    return regions_ * region_bytes_ / absl::ToDoubleSeconds(period);
-  }
-  double ceiling_bytes_per_second(absl::Duration period) const {
-    return ceiling_ * region_bytes_ / absl::ToDoubleSeconds(period);
-  }
+  // Regions to arm per second, at `probes_per_region` each (the scan
+  // control may cover fewer regions more densely with the same probes).
+  double regions_per_second() const { return regions_; }
+  double bytes_per_second() const { return regions_ * region_bytes_; }
+  double ceiling_bytes_per_second() const { return ceiling_ * region_bytes_; }
 
   void OnPeriod(const ScanPeriodFigures& f) {
-    if (f.regions_armed > 0) {
-      // Touched probes per armed region, smoothed (untouched ones fault
-      // later, so this is a slight underestimate while memory is idle).
-      const double seen = static_cast<double>(f.faults) / f.regions_armed;
-      faults_per_region_ = std::max(0.25, 0.7 * faults_per_region_ + 0.3 * seen);
+    if (f.probes_armed > 0) {
+      // Faults per armed probe, smoothed (untouched probes fault later, so
+      // this is a slight underestimate while memory is idle).
+      const double seen = static_cast<double>(f.faults) / f.probes_armed;
+      faults_per_probe_ = std::clamp(0.7 * faults_per_probe_ + 0.3 * seen, 0.0625, 1.0);
     }
     ceiling_ = Ceiling(f.vcpu_busy, f.fault_cost, f.length);
     sweep_work_ += f.work;
@@ -94,29 +92,30 @@ class ScanRate {
     }
     // Halved per settled sweep, down to the floor (a sixteenth).
     regions_ = ceiling_ / (1 << settled_sweeps_);
-    const double floor = Floor(f.length);
-    const double cap = Cap(f.length);
-    regions_ = std::clamp(regions_, std::min(floor, ceiling_), std::min(cap, ceiling_));
+    regions_ = std::clamp(regions_, std::min(Floor(), ceiling_), std::min(Cap(), ceiling_));
   }
 
  private:
+  // Regions per second that `busy` vCPU time over `length` affords.
   double Ceiling(absl::Duration busy, absl::Duration fault_cost, absl::Duration length) const {
     const double cost = std::max(1e-9, absl::ToDoubleSeconds(fault_cost));
-    const double faults = config_.stall_budget * absl::ToDoubleSeconds(busy) / cost;
-    return std::min(faults / faults_per_region_, Cap(length));
+    if (length <= absl::ZeroDuration() || busy <= absl::ZeroDuration()) return 0;
+    const double faults = config_.stall_budget * absl::FDivDuration(busy, length) / cost;
+    return std::min(faults / (faults_per_probe_ * probes_), Cap());
   }
-  double Cap(absl::Duration length) const {
+  double Cap() const {
     if (config_.max_bytes_per_second == 0) return 1e18;
-    return config_.max_bytes_per_second * absl::ToDoubleSeconds(length) / region_bytes_;
+    return static_cast<double>(config_.max_bytes_per_second) / region_bytes_;
   }
-  double Floor(absl::Duration length) const {
+  double Floor() const {
     if (config_.min_bytes_per_second == 0) return ceiling_ / 16;
-    return config_.min_bytes_per_second * absl::ToDoubleSeconds(length) / region_bytes_;
+    return static_cast<double>(config_.min_bytes_per_second) / region_bytes_;
   }
 
   const ScanRateConfig config_;
   const uint64_t region_bytes_;
-  double faults_per_region_;
+  const int probes_;
+  double faults_per_probe_ = 1;
   double ceiling_ = 0;
   double regions_ = 0;
   uint64_t sweep_work_ = 0, sweep_regions_ = 0;  // this sweep so far

@@ -1,5 +1,7 @@
 #include "balancer/sampling/sampling_loop.h"
 
+#include <algorithm>
+
 #include "balancer/policy/scan_gate.h"
 #include "balancer/sampling/thread_cpu.h"
 
@@ -19,6 +21,7 @@ absl::Status SamplingLoop::Start() {
     absl::MutexLock lock(&mu_);
     rate_ = scan_->rate_bytes_per_second();
     ceiling_ = scan_->ceiling_bytes_per_second();
+    period_ = scan_->period();
   }
   if (absl::Status s = sampler_.Arm(scan_->NextArm()); !s.ok()) {
     sampler_.Stop();
@@ -45,7 +48,8 @@ void SamplingLoop::CollectOnce() {
   absl::Duration busy = period() * scan_config_.vcpus;
   if (vcpu_busy_) {
     const absl::Duration now = vcpu_busy_();
-    busy = now - last_busy_;
+    // A vCPU thread that exited takes its CPU time with it: never negative.
+    busy = std::max(absl::ZeroDuration(), now - last_busy_);
     idle = !ShouldScan(busy, period());
     last_busy_ = now;
   }
@@ -55,8 +59,11 @@ void SamplingLoop::CollectOnce() {
     absl::MutexLock lock(&mu_);
     period_ = next;
     period_changes_ = scan_->period_changes();
-    rate_ = scan_->rate_bytes_per_second();
-    ceiling_ = scan_->ceiling_bytes_per_second();
+    // The rate while the VM ran (not the idle ending's).
+    if (busy > absl::ZeroDuration()) {
+      rate_ = scan_->rate_bytes_per_second();
+      ceiling_ = scan_->ceiling_bytes_per_second();
+    }
     stalled_ += cost * static_cast<double>(batch.size());
     busy_ += busy;
     if (idle) ++idle_periods_;

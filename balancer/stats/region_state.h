@@ -10,6 +10,10 @@
 namespace numavm {
 
 inline constexpr uint64_t kRegionPages = 512;  // 2 MiB of 4 KiB pages
+// A region whose samples keep disagreeing is split in quarters, each decided
+// on its own (its probe's samples) and moved on its own.
+inline constexpr int kSubRegions = 4;
+inline constexpr uint64_t kSubRegionPages = kRegionPages / kSubRegions;
 
 struct RegionState {
   static constexpr uint8_t kNoNode = 0xff;
@@ -22,6 +26,7 @@ struct RegionState {
   // settled: its sampled pages alone may not say so, as the page policy
   // moves sampled pages of regions that had not settled yet.
   static constexpr uint8_t kPlaced = 2;
+  static constexpr uint8_t kSplit = 4;  // decided by quarters (RegionBalancer)
   // Settled: enough samples agree and it has not changed its mind lately.
   bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
 };

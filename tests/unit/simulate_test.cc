@@ -25,14 +25,21 @@ Topology LoadShipped(const std::string& name) {
   return *t;
 }
 
-// A 64 MiB guest scanned whole every 500 ms: every page is sampled every
-// period, so convergence is the policy's, not the scan rate's.
-SimulationOptions FastScan(const std::string& workload, int vcpus, int seconds = 60) {
+// A 64 MiB guest at the default scan (regions at the rate the stall budget
+// allows).
+SimulationOptions Defaults(const std::string& workload, int vcpus, int seconds = 60) {
   SimulationOptions o;
   o.workload = *ParseWorkloadSpec(workload);
   o.vcpus = vcpus;
   o.memory_bytes = 64ull << 20;
   o.seconds = absl::Seconds(seconds);
+  o.scan.adaptive = true;
+  return o;
+}
+
+// The fixed-window scanner (--scan-window): the whole 64 MiB every 500 ms.
+SimulationOptions FastScan(const std::string& workload, int vcpus, int seconds = 60) {
+  SimulationOptions o = Defaults(workload, vcpus, seconds);
   o.scan = {o.memory_bytes, absl::Milliseconds(500), absl::Seconds(8), true};
   return o;
 }
@@ -53,18 +60,20 @@ class Shapes : public ::testing::TestWithParam<Case> {
   Topology topology_ = LoadShipped(GetParam().topology);
 };
 
+const char* const kOwnedShapes[] = {"numa01", "numa01_read", "numa01_thread_alloc", "numa02",
+                                    "numa02_read", "numa02_smt", "groups", "hot"};
+
 // Shapes whose memory has owners: the balancer reaches 90% of best (or
 // beats it by moving vCPUs) with about the fewest moves, none repeated.
 TEST_P(Shapes, OwnedMemoryReachesBestWithTheFewestMoves) {
-  for (const char* shape : {"numa01", "numa01_read", "numa01_thread_alloc", "numa02",
-                            "numa02_read", "numa02_smt", "groups", "hot"}) {
+  for (const char* shape : kOwnedShapes) {
     SCOPED_TRACE(shape);
-    const SimulationResult r = RunSim(FastScan(shape, GetParam().vcpus), topology_);
+    const SimulationResult r = RunSim(Defaults(shape, GetParam().vcpus), topology_);
     ASSERT_TRUE(r.has_accesses);
     EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
     ASSERT_TRUE(r.seconds_to_90pct_of_best.has_value());
-    // The warm-up (4 s) plus two samples of every page.
-    EXPECT_LE(*r.seconds_to_90pct_of_best, 8.0);
+    // The warm-up (4 s), then two visits of each region: today 5-7 s.
+    EXPECT_LE(*r.seconds_to_90pct_of_best, 10.0);
     EXPECT_LE(r.pages_migrated, r.min_page_moves * 12 / 10 + 16);
     EXPECT_LE(r.remigrations, r.pages_migrated / 50);
   }
@@ -72,37 +81,58 @@ TEST_P(Shapes, OwnedMemoryReachesBestWithTheFewestMoves) {
 
 // Memory every vCPU uses is left where it is: nothing bounces.
 TEST_P(Shapes, SharedMemoryIsNotBounced) {
-  const SimulationResult r = RunSim(FastScan("shared", GetParam().vcpus), topology_);
+  const SimulationResult r = RunSim(Defaults("shared", GetParam().vcpus), topology_);
   EXPECT_LE(r.pages_migrated, 16384u / 100) << "of 16384 pages";
   EXPECT_EQ(r.remigrations, 0u);
   EXPECT_GE(r.final_locality, r.start_locality);
 }
 
-// An owner change is followed (one change: repeated ones are a known gap,
-// below). The reaction waits for the backed-off scan period (8 s here),
-// and a change that leaves 75% local looks settled (the target is 70%)
-// until pages are sampled three times: today 29 s.
-TEST_P(Shapes, AChangeOfOwnerIsFollowed) {
-  for (const char* shape : {"phase:at=30s", "handover:every=30s"}) {
+// Owners change, once or every 15 s: followed each time within 10 s (today
+// 3-5 s: the changed regions' visits disagree, then agree on the new node).
+TEST_P(Shapes, ChangesOfOwnerAreFollowed) {
+  for (const char* shape : {"phase", "handover", "handover:every=15s"}) {
     SCOPED_TRACE(shape);
-    const SimulationResult r = RunSim(FastScan(shape, GetParam().vcpus, 59), topology_);
-    ASSERT_EQ(r.phases.size(), 2u);
+    const SimulationResult r = RunSim(Defaults(shape, GetParam().vcpus, 90), topology_);
+    ASSERT_GE(r.phases.size(), 2u);
     EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
     for (const SimPhaseResult& p : r.phases) {
       SCOPED_TRACE(p.label);
       ASSERT_TRUE(p.seconds_to_90pct_of_best.has_value());
-      EXPECT_LE(*p.seconds_to_90pct_of_best, 35.0);
+      EXPECT_LE(*p.seconds_to_90pct_of_best, 10.0);
     }
     EXPECT_LE(r.remigrations, r.pages_migrated / 50);
   }
 }
 
+// Ownership that drifts a tenth of a slice every 10 s: most of it is
+// followed, with about the moves best needs phase after phase.
+// (Re-migrations within 10 s are no measure here: the owners change every
+// 10 s, and a page that moved off the first-touch node may belong to a
+// vCPU there after the next step.)
+TEST_P(Shapes, DriftingOwnershipIsFollowed) {
+  const SimulationResult r =
+      RunSim(Defaults("drift:every=10s,step=0.1", GetParam().vcpus, 90), topology_);
+  EXPECT_GE(r.final_locality, 0.8 * r.best_locality);
+  EXPECT_LE(r.pages_migrated, r.min_page_moves * 12 / 10 + 16);
+}
+
 TEST_P(Shapes, AnIdleGuestIsLeftAlone) {
-  const SimulationResult r = RunSim(FastScan("idle", GetParam().vcpus), topology_);
+  const SimulationResult r = RunSim(Defaults("idle", GetParam().vcpus), topology_);
   EXPECT_FALSE(r.has_accesses);
   EXPECT_EQ(r.pages_migrated, 0u);
   EXPECT_EQ(r.sampler.samples, 0u);
   EXPECT_LE(r.sampler.windows, 1u) << "only the first window, before the VM was seen idle";
+}
+
+// The fixed-window scanner still works where it is asked for.
+TEST_P(Shapes, TheFixedWindowScannerConverges) {
+  for (const char* shape : {"numa01", "numa02", "hot"}) {
+    SCOPED_TRACE(shape);
+    const SimulationResult r = RunSim(FastScan(shape, GetParam().vcpus), topology_);
+    EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+    EXPECT_LE(r.pages_migrated, r.min_page_moves * 12 / 10 + 16);
+    EXPECT_LE(r.remigrations, r.pages_migrated / 50);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Topologies, Shapes,
@@ -118,11 +148,19 @@ INSTANTIATE_TEST_SUITE_P(Topologies, Shapes,
                            return absl::StrCat(name, "_", info.param.vcpus, "vcpus");
                          });
 
+// Groups of many vCPUs form (a pair in a group of 32 sees 1/31 of a
+// member's hand-overs) and join their memory.
+TEST(Simulate, BigGroupsFormAndJoinTheirMemory) {
+  const Topology t = LoadShipped("topology-8node-large");
+  const SimulationResult r = RunSim(Defaults("numa01", 32), t);
+  EXPECT_EQ(r.counters.groups, 2);
+  EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+}
+
 TEST(Simulate, TheSameSeedGivesTheSameRun) {
   const Topology t = LoadShipped("topology-4node");
   // Slow vCPUs: an armed page is touched within a period only sometimes.
-  SimulationOptions o = FastScan("hot:rate=16M", 8);
-  o.scan.window_bytes = 8ull << 20;
+  SimulationOptions o = Defaults("hot:rate=16M", 8);
   const SimulationResult a = RunSim(o, t);
   const SimulationResult b = RunSim(o, t);
   ASSERT_EQ(a.series.size(), b.series.size());
@@ -139,18 +177,19 @@ TEST(Simulate, TheSameSeedGivesTheSameRun) {
 
 TEST(Simulate, HintFaultsStallTheVcpusThatTakeThem) {
   const Topology t = LoadShipped("topology-2node");
-  SimulationOptions o = FastScan("numa02", 4, 10);
-  o.scan.window_bytes = 4ull << 20;
+  SimulationOptions o = Defaults("numa02", 4, 10);
   o.costs.hint_fault = absl::Microseconds(100);
   const SimulationResult r = RunSim(o, t);
   ASSERT_GT(r.sampler.samples, 0u);
   EXPECT_NEAR(r.stall_seconds, r.sampler.samples * 100e-6, 1e-6);
   EXPECT_NEAR(r.stall_share, r.stall_seconds / (4 * 10.0), 1e-9);
+  // Within the stall budget (1% by default).
+  EXPECT_LE(r.stall_share, 0.01);
 }
 
 TEST(Simulate, DirtyLogSamplesHaveNoVcpuSoNothingMoves) {
   const Topology t = LoadShipped("topology-2node");
-  SimulationOptions o = FastScan("numa02", 4);
+  SimulationOptions o = Defaults("numa02", 4);
   o.sampler = SamplerKind::kDirtyLog;
   const SimulationResult r = RunSim(o, t);
   EXPECT_GT(r.sampler.samples, 0u);
@@ -160,7 +199,7 @@ TEST(Simulate, DirtyLogSamplesHaveNoVcpuSoNothingMoves) {
 
 TEST(Simulate, TheDirtyRingSeesWritesNotReads) {
   const Topology t = LoadShipped("topology-2node");
-  SimulationOptions o = FastScan("numa02", 4);
+  SimulationOptions o = Defaults("numa02", 4);
   o.sampler = SamplerKind::kRing;
   const SimulationResult writes = RunSim(o, t);
   EXPECT_GE(writes.final_locality, 0.9 * writes.best_locality);
@@ -173,7 +212,7 @@ TEST(Simulate, TheDirtyRingSeesWritesNotReads) {
 
 TEST(Simulate, BalanceOffMovesNothing) {
   const Topology t = LoadShipped("topology-4node");
-  SimulationOptions o = FastScan("numa02", 8);
+  SimulationOptions o = Defaults("numa02", 8);
   o.mode = BalanceMode::kOff;
   const SimulationResult r = RunSim(o, t);
   EXPECT_EQ(r.pages_migrated, 0u);
@@ -184,7 +223,7 @@ TEST(Simulate, BalanceOffMovesNothing) {
 
 TEST(Simulate, SpreadFirstTouchStartsAtBest) {
   const Topology t = LoadShipped("topology-4node");
-  SimulationOptions o = FastScan("numa02", 8);
+  SimulationOptions o = Defaults("numa02", 8);
   o.first_touch = SimFirstTouch::kSpread;
   const SimulationResult r = RunSim(o, t);
   EXPECT_DOUBLE_EQ(r.start_locality, 1.0);
@@ -196,7 +235,7 @@ TEST(Simulate, FirstTouchSpillsToTheNearestNode) {
   // 8 GiB nodes; a 12 GiB guest first touched from node 0 spills 4 GiB to
   // node 1, its near neighbour (16), not to 2 or 3 (22).
   const Topology t = LoadShipped("topology-4node");
-  SimulationOptions o = FastScan("numa02", 4, 1);
+  SimulationOptions o = Defaults("numa02", 4, 1);
   o.memory_bytes = 12ull << 30;
   o.mode = BalanceMode::kOff;
   o.sampler = SamplerKind::kOff;
@@ -210,48 +249,13 @@ TEST(Simulate, BestMovesNothingThatIsAlreadyOnABusiestNode) {
   // Memory every vCPU uses alike, spilled over two nodes at first touch:
   // any node is as good as another, so best moves nothing.
   const Topology t = LoadShipped("topology-4node");
-  SimulationOptions o = FastScan("shared", 8, 1);
+  SimulationOptions o = Defaults("shared", 8, 1);
   o.memory_bytes = 12ull << 30;
   o.mode = BalanceMode::kOff;
   o.sampler = SamplerKind::kOff;
   const SimulationResult r = RunSim(o, t);
   EXPECT_EQ(r.min_page_moves, 0u);
   EXPECT_DOUBLE_EQ(r.best_locality, 0.25);
-}
-
-// Known weaknesses of today's policy, kept as expectations that fail until
-// the balancing issue fixes them (they are DISABLED_ so the suite stays
-// green; run them with --gtest_also_run_disabled_tests).
-//  - Evidence never ages: after a page changed owner twice it is "shared"
-//    forever and stays put.
-TEST(SimulateKnownGap, DISABLED_RepeatedHandOversAreFollowed) {
-  const Topology t = LoadShipped("topology-4node");
-  for (const char* shape : {"handover:every=20s", "drift:every=10s,step=0.1"}) {
-    const SimulationResult r = RunSim(FastScan(shape, 8, 200), t);
-    for (const SimPhaseResult& p : r.phases) {
-      EXPECT_TRUE(p.seconds_to_90pct_of_best.has_value()) << shape << " " << p.label;
-    }
-  }
-}
-//  - Groups of more than about 7 vCPUs never form: a page shared by n
-//    vCPUs links each pair on 1/(n-1) of its samples, under the join share
-//    (0.15); numa01 with 32 vCPUs moves nothing.
-TEST(SimulateKnownGap, DISABLED_BigGroupsForm) {
-  const Topology t = LoadShipped("topology-8node-large");
-  const SimulationResult r = RunSim(FastScan("numa01", 32), t);
-  EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
-}
-//  - At the default scan (4 MiB per period) a 16 GiB guest is not balanced
-//    within two sweeps of the kernel's default scan rate (128 s).
-TEST(SimulateKnownGap, DISABLED_A16GiBGuestConvergesAtDefaults) {
-  const Topology t = LoadShipped("topology-2node-large");
-  SimulationOptions o;
-  o.workload = *ParseWorkloadSpec("numa02");
-  o.vcpus = 16;
-  o.memory_bytes = 16ull << 30;
-  o.seconds = absl::Seconds(128);
-  const SimulationResult r = RunSim(o, t);
-  EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
 }
 
 void ExpectBadInput(const ProcessResult& r, const std::string& needle) {

@@ -1,0 +1,129 @@
+#include "balancer/region_balancer.h"
+
+namespace numavm {
+namespace {
+
+uint64_t Key(uint64_t region, int sub) { return region * 8 + static_cast<uint64_t>(sub + 1); }
+
+void Add(RegionVisit& v, int target, bool in_place) {
+  if (v.samples == 0) {
+    v.target = target;
+  } else if (v.target != target) {
+    v.unanimous = false;
+  }
+  ++v.samples;
+  if (!in_place) v.in_place = false;
+}
+
+}  // namespace
+
+void RegionBalancer::AddSample(uint64_t gfn, int target, uint64_t acceptable, int page_node,
+                               bool private_page) {
+  const uint64_t region = RegionTable::RegionOf(gfn);
+  Visit& v = visits_[region];
+  const bool in_place = page_node >= 0 && page_node < 64 && ((acceptable >> page_node) & 1);
+  if (v.whole.samples == 0) v.acceptable = acceptable;
+  if (!in_place) v.from = page_node;
+  Add(v.whole, target, in_place);
+  // A quarter decides only on private pages: one sample of a shared page
+  // agrees with the next by chance.
+  RegionVisit& q = v.sub[(gfn % kRegionPages) / kSubRegionPages];
+  Add(q, target, in_place);
+  if (!private_page) q.unanimous = false;
+}
+
+RegionState* RegionBalancer::StateOf(const RegionMoves::Unit& unit) {
+  if (unit.sub < 0) return &regions_.at(unit.region);
+  auto it = split_.find(unit.region);
+  return it == split_.end() ? nullptr : &it->second[unit.sub];
+}
+
+void RegionBalancer::Act(const RegionVerdict& verdict, RegionState& state,
+                         const RegionMoves::Unit& unit, const Visit& v, bool act, bool warming_up,
+                         DecisionCounts& decisions, const Advice& advice, Outcome& out) {
+  switch (verdict.reason) {
+    case RegionReason::kMove: {
+      decided_.insert(Key(unit.region, unit.sub));
+      ++decisions[Decision::kRegionMove];
+      ++out.wanted;
+      if (warming_up) {
+        ++decisions[Decision::kWarmingUp];
+        break;
+      }
+      const uint64_t first =
+          unit.region * kRegionPages + (unit.sub < 0 ? 0 : unit.sub * kSubRegionPages);
+      if (advice) {
+        advice(first, unit.sub < 0 ? kRegionPages : kSubRegionPages, v.from, verdict.to_node,
+               "region-move");
+      }
+      if (act) moves_.Push(state, unit, v.acceptable);
+      break;
+    }
+    case RegionReason::kInPlace:
+      decided_.insert(Key(unit.region, unit.sub));
+      ++decisions[Decision::kRegionInPlace];
+      break;
+    case RegionReason::kDissent:
+      ++decisions[Decision::kRegionDissent];
+      ++out.changing;
+      break;
+    case RegionReason::kUnsettled:
+      break;
+  }
+}
+
+RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up,
+                                               DecisionCounts& decisions, const Advice& advice) {
+  Outcome out;
+  decided_.clear();
+  out.visits = visits_.size();
+  for (const auto& [region, v] : visits_) {
+    RegionState& state = regions_.at(region);
+    // A region on its way to a decision (agreeing samples, not settled yet)
+    // keeps the scan going as much as one that disagrees with its decision.
+    if (v.whole.unanimous && !state.settled()) ++out.changing;
+    const RegionVerdict whole = OnRegionVisit(state, v.whole);
+    const bool split = state.flags & RegionState::kSplit;
+    if (split && (whole.reason == RegionReason::kMove || whole.reason == RegionReason::kInPlace)) {
+      // It agrees as a whole again: one region.
+      split_.erase(region);
+      state.flags &= static_cast<uint8_t>(~RegionState::kSplit);
+    } else if (split) {
+      std::array<RegionState, kSubRegions>& subs = split_[region];
+      for (int q = 0; q < kSubRegions; ++q) {
+        if (v.sub[q].samples == 0) continue;
+        Act(OnRegionVisit(subs[q], v.sub[q]), subs[q], {region, q}, v, act, warming_up,
+            decisions, advice, out);
+      }
+      continue;
+    } else if (!v.whole.unanimous && state.flips >= 2) {
+      // Disagreeing within itself again and again: decide by quarters,
+      // which start as wary as the region (they must agree a few times).
+      state.flags |= RegionState::kSplit;
+      std::array<RegionState, kSubRegions>& subs = split_[region];
+      for (RegionState& q : subs) q.flips = 1;
+      continue;
+    }
+    Act(whole, state, {region, -1}, v, act, warming_up, decisions, advice, out);
+  }
+  visits_.clear();
+  return out;
+}
+
+bool RegionBalancer::Decided(uint64_t gfn) const {
+  const uint64_t region = RegionTable::RegionOf(gfn);
+  return decided_.contains(Key(region, -1)) ||
+         decided_.contains(Key(region, static_cast<int>((gfn % kRegionPages) / kSubRegionPages)));
+}
+
+absl::StatusOr<RegionMovesOutcome> RegionBalancer::Drain(
+    PlacementView& view, absl::Duration now, const std::function<void(uint64_t)>& moved) {
+  return moves_.Drain([this](const RegionMoves::Unit& u) { return StateOf(u); }, view, now, moved);
+}
+
+size_t RegionBalancer::memory_bytes() const {
+  return regions_.memory_bytes() + moves_.memory_bytes() +
+         split_.size() * (sizeof(uint64_t) + sizeof(std::array<RegionState, kSubRegions>));
+}
+
+}  // namespace numavm
