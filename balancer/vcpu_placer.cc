@@ -28,26 +28,33 @@ std::vector<VcpuPlacer::GroupSpan> VcpuPlacer::GroupSpans(
   const int vcpus = this->vcpus();
   const int nodes = topology_.node_count();
   std::vector<GroupSpan> spans(vcpus);
+  std::vector<std::vector<int>> members(vcpus);  // [group][node]
   for (int v = 0; v < vcpus; ++v) {
     if (!grouped(v)) continue;
-    std::vector<bool>& on = spans[group_[v]].nodes;
-    on.resize(nodes, false);
+    GroupSpan& span = spans[group_[v]];
+    span.nodes.resize(nodes, false);
+    members[group_[v]].resize(nodes, 0);
     if (v < static_cast<int>(vcpu_nodes.size()) && vcpu_nodes[v] >= 0 && vcpu_nodes[v] < nodes) {
-      on[vcpu_nodes[v]] = true;
+      span.nodes[vcpu_nodes[v]] = true;
+      ++members[group_[v]][vcpu_nodes[v]];
     }
   }
   for (int g = 0; g < vcpus; ++g) {
-    if (spans[g].nodes.empty()) continue;
+    GroupSpan& span = spans[g];
+    if (span.nodes.empty()) continue;
     std::vector<double> faults(nodes, 0.0);
     for (int v = 0; v < vcpus; ++v) {
       if (group_[v] != g) continue;
       for (int n = 0; n < nodes; ++n) faults[n] += faults_.of(v)[n];
     }
-    int& primary = spans[g].primary;
+    const int most = *std::max_element(members[g].begin(), members[g].end());
+    span.busiest.assign(nodes, false);
     for (int n = 0; n < nodes; ++n) {
-      if (spans[g].nodes[n] && (primary < 0 || faults[n] > faults[primary])) primary = n;
+      if (!span.nodes[n] || members[g][n] < most) continue;
+      span.busiest[n] = true;
+      if (span.primary < 0 || faults[n] > faults[span.primary]) span.primary = n;
     }
-    spans[g].multi_node = std::count(spans[g].nodes.begin(), spans[g].nodes.end(), true) > 1;
+    span.multi_node = std::count(span.nodes.begin(), span.nodes.end(), true) > 1;
   }
   return spans;
 }

@@ -55,12 +55,14 @@ class VcpuPlacer final {
                          BalancerCounters& delta, absl::Duration sweep = absl::ZeroDuration());
 
   // Per group id (empty `nodes` for one-vCPU groups): the nodes its vCPUs
-  // are on and the one of them holding most of its memory, where its shared
-  // pages are pulled to.
+  // are on; the one of them with most of its vCPUs (ties: the one holding
+  // most of its memory), where its shared pages are pulled to; and the
+  // nodes with as many of its vCPUs as that one, which serve it as well.
   struct GroupSpan {
     std::vector<bool> nodes;
     int primary = -1;
     bool multi_node = false;  // more than one of `nodes` is set
+    std::vector<bool> busiest;  // nodes with the most of its vCPUs
   };
   std::vector<GroupSpan> GroupSpans(const std::vector<int>& vcpu_nodes) const;
 

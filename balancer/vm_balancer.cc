@@ -214,14 +214,15 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     verdicts[i] = OnPageSample(page, vcpu_node, page_node, true, config_.page, group);
     if (!config_.regions || vcpu_node < 0) continue;
     // Where this vCPU wants its memory: its node; for a group over several
-    // nodes, its primary node - and any of the group's nodes will do.
+    // nodes, its primary node - and any node with as many of the group's
+    // vCPUs will do.
     int target = vcpu_node;
     uint64_t acceptable = vcpu_node < 64 ? 1ull << vcpu_node : 0;
     if (span != nullptr && span->multi_node && span->primary >= 0) {
       target = span->primary;
       acceptable = 0;
-      for (size_t n = 0; n < span->nodes.size() && n < 64; ++n) {
-        if (span->nodes[n]) acceptable |= 1ull << n;
+      for (size_t n = 0; n < span->busiest.size() && n < 64; ++n) {
+        if (span->busiest[n]) acceptable |= 1ull << n;
       }
     }
     regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus());

@@ -196,16 +196,6 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
 
     const double locality = truth.Locality(view.VcpuNodes());
     const double seconds = absl::ToDoubleSeconds(t1);
-    if (getenv("NUMAVM_SIM_DEBUG")) {
-      std::string nodes;
-      for (int n : view.VcpuNodes()) absl::StrAppend(&nodes, n);
-      const BalancerCounters c = balancer.counters();
-      fprintf(stderr, "t=%.0f loc=%.3f batch=%zu rate=%.0fM vcpus=%s moved=%lu remig=%lu groups=%d dec=",
-              seconds, locality, batch.size(), scan.rate_bytes_per_second() / 1048576, nodes.c_str(),
-              (unsigned long)view.page_moves(), (unsigned long)view.remigrations(), c.groups);
-      for (const auto& [k, v] : c.decisions.ByName()) fprintf(stderr, "%s:%lu ", k.c_str(), (unsigned long)v);
-      fprintf(stderr, "\n");
-    }
     series.push_back({seconds, locality, truth.Best()});
     if (!r.seconds_to_90pct_of_best && truth.has_accesses() && locality >= 0.9 * truth.Best()) {
       r.seconds_to_90pct_of_best = seconds;
