@@ -1,8 +1,9 @@
 // vCPU placement for one VM: where each vCPU's memory is (decayed fault
 // counts), which vCPUs share memory (groups, from page hand-overs), and the
 // homes that follow from both - groups together on one node or the nearest
-// nodes, private vCPUs spread and pinned near their memory. Decisions come
-// from balancer/policy/ (pure); this class keeps the evidence and pins.
+// nodes, private vCPUs spread and pinned near their memory. The plan is
+// pure (policy/vcpu_plan.h); this class keeps the evidence and applies the
+// plan (pins).
 // Only the sampling thread calls it.
 #ifndef NUMAVM_BALANCER_VCPU_PLACER_H_
 #define NUMAVM_BALANCER_VCPU_PLACER_H_
@@ -69,17 +70,6 @@ class VcpuPlacer final {
   size_t state_bytes() const;
 
  private:
-  // Moves each multi-vCPU group whose placement scores clearly worse than
-  // the best that fits onto that.
-  void PlaceGroupsOfVcpus(const std::vector<std::vector<int>>& members, const std::vector<int>& cap,
-                          std::vector<int>& effective, std::vector<int>& load,
-                          BalancerCounters& delta);
-  // Homes each vCPU that shares nothing near its own memory.
-  void PlaceSingles(const std::vector<std::vector<int>>& members, const std::vector<int>& cap,
-                    std::vector<int>& effective, std::vector<int>& load, BalancerCounters& delta);
-  // Pins `v` to `node`; false if the move is only advised or failed.
-  bool MoveVcpu(int v, int node, std::vector<int>& effective, std::vector<int>& load,
-                BalancerCounters& delta);
   void DecayStats(absl::Duration now, absl::Duration half_life);
 
   const BalanceMode mode_;

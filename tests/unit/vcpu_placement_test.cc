@@ -1,5 +1,6 @@
 #include "balancer/policy/vcpu_placement.h"
 #include "balancer/policy/vcpu_groups.h"
+#include "balancer/policy/vcpu_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -136,6 +137,59 @@ TEST(VcpuGroups, GuestCellsAreGroupsFromTheStart) {
   GroupingInput in = FourVcpus();
   in.cells = {{0, 2}, {1, 3}};
   EXPECT_EQ(Group(in), (std::vector<int>{0, 1, 0, 1}));
+}
+
+}  // namespace
+}  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// The plan is pure: the same evidence gives the same homes, each with its
+// reason.
+TEST(VcpuPlan, PrivateVcpusGoToTheirMemoryWithinTheirFairShare) {
+  Topology t = Load("topology-2node.toml");  // 4 CPUs a node
+  // Four private vCPUs, all their memory on node 1: a fair share (2) each.
+  std::vector<std::vector<double>> faults(4, {0, 100});
+  VcpuPlan plan = PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}});
+  int on1 = 0;
+  for (int n : plan.nodes) on1 += n == 1;
+  EXPECT_EQ(on1, 2) << "no node takes more than its fair share of private vCPUs";
+  ASSERT_EQ(plan.moves.size(), 4u);
+  EXPECT_EQ(plan.moves[0].reason, VcpuMoveReason::kPreferred);
+  EXPECT_TRUE(plan.moves[0].changes_node);
+  EXPECT_EQ(plan.moves[3].reason, VcpuMoveReason::kWhereItRuns);
+  EXPECT_FALSE(plan.moves[3].changes_node);
+  EXPECT_EQ(plan.decisions[Decision::kVcpuMove], 2u);
+  EXPECT_EQ(plan.decisions[Decision::kVcpuHome], 2u);
+}
+
+TEST(VcpuPlan, AGroupIsPlacedTogetherThenKept) {
+  Topology t = Load("topology-2node.toml");
+  // vCPUs 0-1 share memory on node 1 but run on both nodes.
+  std::vector<std::vector<double>> faults(2, {10, 90});
+  VcpuPlan plan = PlanVcpus({&t, &faults, {0, 0}, {-1, -1}, {0, 1}});
+  ASSERT_FALSE(plan.moves.empty());
+  EXPECT_EQ(plan.nodes, (std::vector<int>{1, 1}));
+  EXPECT_EQ(plan.moves[0].reason, VcpuMoveReason::kGroupPlaced);
+  // Once homed there, the same evidence changes nothing.
+  VcpuPlan again = PlanVcpus({&t, &faults, {0, 0}, {1, 1}, {1, 1}});
+  EXPECT_TRUE(again.moves.empty());
+  // A group where it runs, scoring within the keep hysteresis, stays there
+  // and gets homes in place.
+  std::vector<std::vector<double>> even(2, {50, 52});
+  VcpuPlan kept = PlanVcpus({&t, &even, {0, 0}, {-1, -1}, {0, 0}});
+  EXPECT_EQ(kept.nodes, (std::vector<int>{0, 0}));
+  ASSERT_EQ(kept.moves.size(), 2u);
+  EXPECT_EQ(kept.moves[0].reason, VcpuMoveReason::kGroupKept);
+}
+
+TEST(VcpuPlan, AFullPreferredNodeIsCountedNotOverfilled) {
+  Topology t = Load("topology-4node-1cpu.toml");  // one CPU a node
+  std::vector<std::vector<double>> faults(2, {100, 0, 0, 0});
+  VcpuPlan plan = PlanVcpus({&t, &faults, {0, 1}, {0, 2}, {0, 2}});
+  EXPECT_EQ(plan.nodes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(plan.decisions[Decision::kVcpuNodeFull], 1u);
 }
 
 }  // namespace
