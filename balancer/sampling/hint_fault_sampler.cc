@@ -54,6 +54,20 @@ HintFaultSampler::HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus,
                                    VcpuOfThread vcpu_of_thread, Clock clock)
     : ram_(std::move(ram)), vcpu_of_thread_(std::move(vcpu_of_thread)), clock_(std::move(clock)) {
   stats_.per_vcpu.assign(vcpus, 0);
+  uint64_t end = 0;
+  for (const GuestRamRegion& r : ram_) end = std::max(end, r.first_gfn() + r.pages());
+  armed_ = std::vector<std::atomic<uint64_t>>((end + 63) / 64);
+}
+
+bool HintFaultSampler::TestAndSetArmed(uint64_t gfn) {
+  if (gfn / 64 >= armed_.size()) return false;
+  const uint64_t bit = 1ull << (gfn % 64);
+  return armed_[gfn / 64].fetch_or(bit, std::memory_order_relaxed) & bit;
+}
+
+void HintFaultSampler::ClearArmed(uint64_t gfn) {
+  if (gfn / 64 >= armed_.size()) return;
+  armed_[gfn / 64].fetch_and(~(1ull << (gfn % 64)), std::memory_order_relaxed);
 }
 
 uint64_t HintFaultSampler::ArmAlignment() const {
@@ -144,6 +158,10 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
     if (r == nullptr) continue;
     const uint64_t offset = range.first - r->first_gfn();
     const uint64_t count = std::min(range.count, r->pages() - offset);
+    // A single probe still armed since the last sweep stays as it is.
+    const bool was_armed = TestAndSetArmed(range.first);
+    if (count == 1 && was_armed) continue;
+    for (uint64_t g = range.first + 1; g < range.first + count; ++g) TestAndSetArmed(g);
     uint8_t* host = r->host + offset * kGuestPageBytes;
     // Zaps the mappings only; the memfd keeps the data, so the next access
     // is a minor fault reported to us.
@@ -217,6 +235,7 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   }
   AccessSample s;
   s.gfn = (region->gpa + page_start) / kGuestPageBytes;
+  ClearArmed(s.gfn);
   s.vcpu = vcpu_of_thread_ ? vcpu_of_thread_(tid) : kUnknownVcpu;
   s.kind = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? AccessKind::kWrite : AccessKind::kRead;
   s.at = clock_();

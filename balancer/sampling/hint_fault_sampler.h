@@ -62,6 +62,12 @@ class HintFaultSampler final : public AccessSampler {
   int stop_fd_ = -1;
   std::thread handler_;
   bool registered_ = false;
+  // Pages zapped and not faulted since (bit per guest page, by gfn): a probe
+  // still armed is not zapped again - a zap costs the guest too (KVM drops
+  // its mapping), and idle memory would pay it every sweep.
+  bool TestAndSetArmed(uint64_t gfn);
+  void ClearArmed(uint64_t gfn);
+  std::vector<std::atomic<uint64_t>> armed_;
   // The calibration's scratch mapping (mapped back by the handler, never
   // reported).
   uint8_t* scratch_ = nullptr;

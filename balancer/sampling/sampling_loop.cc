@@ -54,7 +54,7 @@ void SamplingLoop::CollectOnce() {
     last_busy_ = now;
   }
   const absl::Duration cost = sampler_.FaultCost();
-  const absl::Duration next = scan_->OnPeriod({outcome, busy, batch.size(), cost});
+  const absl::Duration next = scan_->OnPeriod({outcome, busy, batch.size(), cost, arm_time_});
   {
     absl::MutexLock lock(&mu_);
     period_ = next;
@@ -64,11 +64,17 @@ void SamplingLoop::CollectOnce() {
       rate_ = scan_->rate_bytes_per_second();
       ceiling_ = scan_->ceiling_bytes_per_second();
     }
-    stalled_ += cost * static_cast<double>(batch.size());
+    stalled_ += cost * static_cast<double>(batch.size()) + arm_time_;
     busy_ += busy;
     if (idle) ++idle_periods_;
   }
-  if (!idle && s.ok()) s = sampler_.Arm(scan_->NextArm());
+  arm_time_ = absl::ZeroDuration();
+  if (!idle && s.ok()) {
+    const ScanPlan plan = scan_->NextArm();
+    const absl::Duration start = ThreadCpuTime();
+    s = sampler_.Arm(plan);
+    arm_time_ = ThreadCpuTime() - start;
+  }
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);

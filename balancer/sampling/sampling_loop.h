@@ -64,6 +64,7 @@ class SamplingLoop final {
   const Consumer consumer_;
   const VcpuBusy vcpu_busy_;
   absl::Duration last_busy_;  // sampling thread only
+  absl::Duration arm_time_;   // sampling thread only: the last Arm's CPU time
   const ScanConfig scan_config_;
   std::optional<ScanControl> scan_;  // made at Start; then the sampling thread's
   std::thread thread_;

@@ -41,18 +41,26 @@ void SamplerModel::Arm(const ScanPlan& plan) {
   if (kind_ == SamplerKind::kOff) return;
   const std::vector<GfnRange>& ranges = kind_ == SamplerKind::kHint ? plan.probes : plan.regions;
   std::vector<GfnRange> clipped;
+  uint64_t asked = 0;
   for (GfnRange r : ranges) {
     if (r.first >= pages_) continue;
     r.count = std::min(r.count, pages_ - r.first);
-    stats_.pages_armed += r.count;
+    asked += r.count;
     clipped.push_back(r);
   }
+  last_arm_cost_ = absl::ZeroDuration();
   if (kind_ == SamplerKind::kHint) {
     // A zapped page stays unmapped until touched: the new window adds to
-    // what earlier windows left armed.
+    // what earlier windows left armed, and a page still armed is not
+    // zapped again.
+    const uint64_t before = armed_pages();
     clipped.insert(clipped.end(), armed_.begin(), armed_.end());
     armed_ = Union(std::move(clipped));
+    const uint64_t zapped = armed_pages() - before;
+    stats_.pages_armed += zapped;
+    last_arm_cost_ = costs_.arm_page * static_cast<double>(zapped);
   } else {
+    stats_.pages_armed += asked;
     // The dirty log harvests, and the ring reports, only what was armed last.
     armed_ = Union(std::move(clipped));
   }

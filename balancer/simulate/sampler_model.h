@@ -33,6 +33,10 @@ struct SamplerCosts {
   absl::Duration hint_fault = absl::Microseconds(55);
   // One KVM write-protect fault (dirty ring entry, dirty log page).
   absl::Duration write_protect_fault = absl::Microseconds(1);
+  // Zapping one probe page (madvise, KVM dropping its mapping): the
+  // sampler's CPU time per armed page on the development machine
+  // (tests/bench/sampler_bench.cc: ~2 us).
+  absl::Duration arm_page = absl::Microseconds(2);
 };
 
 class SamplerModel {
@@ -51,6 +55,8 @@ class SamplerModel {
   void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);
 
   const SamplerStats& stats() const { return stats_; }
+  // The cost of the last Arm (newly armed pages x arm_page; hint only).
+  absl::Duration last_arm_cost() const { return last_arm_cost_; }
   // Time each vCPU spent in sampling faults so far.
   const std::vector<absl::Duration>& stall() const { return stall_; }
   uint64_t armed_pages() const;
@@ -68,6 +74,7 @@ class SamplerModel {
   std::vector<GfnRange> armed_;  // sorted, disjoint
   SamplerStats stats_;
   std::vector<absl::Duration> stall_;
+  absl::Duration last_arm_cost_;
 };
 
 }  // namespace numavm

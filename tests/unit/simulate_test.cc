@@ -175,13 +175,16 @@ TEST(Simulate, TheSameSeedGivesTheSameRun) {
   EXPECT_NE(c.sampler.samples, a.sampler.samples) << "the seed drives the sampler model";
 }
 
-TEST(Simulate, HintFaultsStallTheVcpusThatTakeThem) {
+// Each fault costs its vCPU the round trip, each zap the host its arm
+// cost; together within the stall budget.
+TEST(Simulate, HintFaultsAndZapsAreChargedWithinTheBudget) {
   const Topology t = LoadShipped("topology-2node");
   SimulationOptions o = Defaults("numa02", 4, 10);
   o.costs.hint_fault = absl::Microseconds(100);
+  o.costs.arm_page = absl::Microseconds(3);
   const SimulationResult r = RunSim(o, t);
   ASSERT_GT(r.sampler.samples, 0u);
-  EXPECT_NEAR(r.stall_seconds, r.sampler.samples * 100e-6, 1e-6);
+  EXPECT_NEAR(r.stall_seconds, r.sampler.samples * 100e-6 + r.sampler.pages_armed * 3e-6, 1e-6);
   EXPECT_NEAR(r.stall_share, r.stall_seconds / (4 * 10.0), 1e-9);
   // Within the stall budget (1% by default).
   EXPECT_LE(r.stall_share, 0.01);
