@@ -136,7 +136,7 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
   // the back-off.
   const uint64_t work = adaptive_ ? f.outcome.wanted_moves + f.outcome.changing : UINT64_MAX / 4;
   rate_->OnPeriod({current_, f.vcpu_busy, regions_armed_, probes_armed_, f.faults, f.fault_cost,
-                   f.arm_time, work, f.outcome.vcpu_moves > 0, wrapped});
+                   f.host_time, work, f.outcome.vcpu_moves > 0, wrapped});
   current_ = PeriodFor(rate_->regions_per_second());
   return current_;
 }

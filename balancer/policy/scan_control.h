@@ -51,7 +51,9 @@ struct ScanFeedback {
   absl::Duration vcpu_busy;   // CPU time of all vCPU threads in the period
   uint64_t faults = 0;        // samples that cost the guest a fault
   absl::Duration fault_cost;  // one fault's round trip
-  absl::Duration arm_time;    // the sampler's time arming the period's plan
+  // The host's time for the period's scan: arming, collecting and
+  // deciding (the sampling thread's CPU).
+  absl::Duration host_time;
 };
 
 class ScanControl {

@@ -1,13 +1,15 @@
 // How much guest memory to sample per second: the scan rate, a controlled
 // quantity between a floor and a ceiling, and never past a stall budget.
 //
-// Every sampled page costs the guest: arming it (the sampler's own time,
-// and KVM dropping its mapping) and, if touched, a fault (a hinting-fault
-// round trip is 8-55 us on the development machines, 7-40 us on hardware;
-// the kernel's own hinting fault ~1 us). The budget caps the probes per
-// period so that arming time plus fault cost x faults stays within
-// `stall_budget` of the vCPUs' busy time; the ceiling is what that allows,
-// the floor a sixteenth of it. Within them the rate is at the
+// Every sampled page costs: the host's time to arm, collect and decide on it
+// (the sampling thread's CPU, which on a busy host is vCPU time too) and,
+// if touched, a fault (a hinting-fault round trip is 8-55 us on the
+// development machines, 7-40 us on hardware; the kernel's own hinting fault
+// ~1 us). The budget caps the probes per period so that host time plus
+// fault cost x faults stays within `stall_budget` of the vCPUs' busy time;
+// the ceiling is what that allows, the floor a sixteenth of it. A fixed
+// cost per period shows as a higher cost per probe when periods are short,
+// so the ceiling falls and the period grows back. Within them the rate is at the
 // ceiling while the balancer finds work (moves wanted, done or deferred,
 // regions on the way to a decision or leaving one, vCPUs moved) or has not
 // yet covered the guest twice (a region needs two agreeing visits), and
@@ -42,7 +44,7 @@ struct ScanPeriodFigures {
   uint64_t probes_armed = 0;   // pages armed in them
   uint64_t faults = 0;         // samples that cost the guest a fault
   absl::Duration fault_cost;   // one fault's round trip
-  absl::Duration arm_time;     // spent arming those probes
+  absl::Duration host_time;    // the host's time for the period's scan
   uint64_t work = 0;           // moves wanted and regions changing
   bool vcpus_moved = false;
   bool sweep_done = false;     // the scan wrapped at its end
@@ -71,8 +73,8 @@ class ScanRate {
       // this is a slight underestimate while memory is idle).
       const double seen = static_cast<double>(f.faults) / f.probes_armed;
       faults_per_probe_ = std::clamp(0.7 * faults_per_probe_ + 0.3 * seen, 0.0625, 1.0);
-      const double arm = absl::ToDoubleSeconds(f.arm_time) / f.probes_armed;
-      arm_per_probe_ = 0.7 * arm_per_probe_ + 0.3 * arm;
+      const double host = absl::ToDoubleSeconds(f.host_time) / f.probes_armed;
+      host_per_probe_ = 0.7 * host_per_probe_ + 0.3 * host;
     }
     ceiling_ = Ceiling(f.vcpu_busy, f.fault_cost, f.length);
     sweep_work_ += f.work;
@@ -105,7 +107,7 @@ class ScanRate {
   double Ceiling(absl::Duration busy, absl::Duration fault_cost, absl::Duration length) const {
     const double cost = std::max(1e-9, absl::ToDoubleSeconds(fault_cost));
     if (length <= absl::ZeroDuration() || busy <= absl::ZeroDuration()) return 0;
-    const double per_probe = faults_per_probe_ * cost + arm_per_probe_;
+    const double per_probe = faults_per_probe_ * cost + host_per_probe_;
     const double probes = config_.stall_budget * absl::FDivDuration(busy, length) / per_probe;
     return std::min(probes / probes_, Cap());
   }
@@ -122,7 +124,7 @@ class ScanRate {
   const uint64_t region_bytes_;
   const int probes_;
   double faults_per_probe_ = 1;
-  double arm_per_probe_ = 0;  // seconds
+  double host_per_probe_ = 0;  // seconds
   double ceiling_ = 0;
   double regions_ = 0;
   uint64_t sweep_work_ = 0, sweep_regions_ = 0;  // this sweep so far

@@ -54,7 +54,11 @@ void SamplingLoop::CollectOnce() {
     last_busy_ = now;
   }
   const absl::Duration cost = sampler_.FaultCost();
-  const absl::Duration next = scan_->OnPeriod({outcome, busy, batch.size(), cost, arm_time_});
+  // This thread's CPU since the last period (arming, collecting, the
+  // balancer): on a busy host it is vCPU time too.
+  const absl::Duration thread_now = ThreadCpuTime();
+  const absl::Duration host = thread_now - last_thread_cpu_;
+  const absl::Duration next = scan_->OnPeriod({outcome, busy, batch.size(), cost, host});
   {
     absl::MutexLock lock(&mu_);
     period_ = next;
@@ -64,17 +68,12 @@ void SamplingLoop::CollectOnce() {
       rate_ = scan_->rate_bytes_per_second();
       ceiling_ = scan_->ceiling_bytes_per_second();
     }
-    stalled_ += cost * static_cast<double>(batch.size()) + arm_time_;
+    stalled_ += cost * static_cast<double>(batch.size()) + host;
     busy_ += busy;
     if (idle) ++idle_periods_;
   }
-  arm_time_ = absl::ZeroDuration();
-  if (!idle && s.ok()) {
-    const ScanPlan plan = scan_->NextArm();
-    const absl::Duration start = ThreadCpuTime();
-    s = sampler_.Arm(plan);
-    arm_time_ = ThreadCpuTime() - start;
-  }
+  last_thread_cpu_ = thread_now;
+  if (!idle && s.ok()) s = sampler_.Arm(scan_->NextArm());
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
@@ -85,6 +84,7 @@ void SamplingLoop::CollectOnce() {
 
 void SamplingLoop::Loop() {
   const absl::Duration start_cpu = ThreadCpuTime();
+  last_thread_cpu_ = start_cpu;
   for (;;) {
     {
       absl::MutexLock lock(&mu_);

@@ -51,7 +51,8 @@ class SamplingLoop final {
   uint64_t period_changes() const;
   absl::Duration period_max() const;
   // The scan rate (bytes of guest memory per second) now and its ceiling,
-  // and the share of the vCPUs' busy time spent in sampling faults.
+  // and the share of the vCPUs' busy time the scan cost: fault round trips
+  // and this thread's CPU (arming, collecting, balancing).
   double scan_rate() const;
   double scan_rate_ceiling() const;
   double stall_share() const;
@@ -64,7 +65,7 @@ class SamplingLoop final {
   const Consumer consumer_;
   const VcpuBusy vcpu_busy_;
   absl::Duration last_busy_;  // sampling thread only
-  absl::Duration arm_time_;   // sampling thread only: the last Arm's CPU time
+  absl::Duration last_thread_cpu_;  // sampling thread only
   const ScanConfig scan_config_;
   std::optional<ScanControl> scan_;  // made at Start; then the sampling thread's
   std::thread thread_;

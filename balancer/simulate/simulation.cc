@@ -181,6 +181,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     }
     busy_total += busy;
     PeriodOutcome outcome;
+    const double cpu_before = modelled_cpu;
     if (!batch.empty()) {
       const uint64_t moved_before = view.page_moves();
       const absl::Duration cpu_start = options.measure_cpu ? ThreadCpuTime() : absl::Duration();
@@ -194,7 +195,9 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
                       cpu_model.per_move * (view.page_moves() - moved_before);
     }
     const bool idle = !ShouldScan(busy, t1 - t);
-    scan.OnPeriod({outcome, busy, batch.size(), sampler.FaultCost(), sampler.last_arm_cost()});
+    // The host's time for the period: the last arming and the balancer.
+    scan.OnPeriod({outcome, busy, batch.size(), sampler.FaultCost(),
+                   sampler.last_arm_cost() + absl::Seconds(modelled_cpu - cpu_before)});
     if (!idle && options.sampler != SamplerKind::kOff) {
       sampler.Arm(scan.NextArm());
       // Arming costs the host (the sampler's CPU, KVM's mappings): counted
