@@ -59,10 +59,14 @@ HintFaultSampler::HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus,
   armed_ = std::vector<std::atomic<uint64_t>>((end + 63) / 64);
 }
 
-bool HintFaultSampler::TestAndSetArmed(uint64_t gfn) {
+bool HintFaultSampler::IsArmed(uint64_t gfn) const {
   if (gfn / 64 >= armed_.size()) return false;
-  const uint64_t bit = 1ull << (gfn % 64);
-  return armed_[gfn / 64].fetch_or(bit, std::memory_order_relaxed) & bit;
+  return armed_[gfn / 64].load(std::memory_order_relaxed) & (1ull << (gfn % 64));
+}
+
+void HintFaultSampler::SetArmed(uint64_t gfn) {
+  if (gfn / 64 >= armed_.size()) return;
+  armed_[gfn / 64].fetch_or(1ull << (gfn % 64), std::memory_order_relaxed);
 }
 
 void HintFaultSampler::ClearArmed(uint64_t gfn) {
@@ -158,11 +162,16 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
     if (r == nullptr) continue;
     const uint64_t offset = range.first - r->first_gfn();
     const uint64_t count = std::min(range.count, r->pages() - offset);
-    // A single probe still armed since the last sweep stays as it is.
-    const bool was_armed = TestAndSetArmed(range.first);
-    if (count == 1 && was_armed) continue;
-    for (uint64_t g = range.first + 1; g < range.first + count; ++g) TestAndSetArmed(g);
     uint8_t* host = r->host + offset * kGuestPageBytes;
+    if (count == 1) {
+      // A probe still armed since an earlier sweep stays as it is. A page
+      // not in the page cache yet is not armed at all: its first touch is
+      // a missing fault, which minor-fault tracking does not see.
+      if (IsArmed(range.first)) continue;
+      unsigned char resident = 0;
+      if (::mincore(host, kGuestPageBytes, &resident) != 0 || !(resident & 1)) continue;
+      SetArmed(range.first);
+    }
     // Zaps the mappings only; the memfd keeps the data, so the next access
     // is a minor fault reported to us.
     if (::madvise(host, count * kGuestPageBytes, MADV_DONTNEED) != 0) {

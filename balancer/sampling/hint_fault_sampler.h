@@ -65,7 +65,8 @@ class HintFaultSampler final : public AccessSampler {
   // Pages zapped and not faulted since (bit per guest page, by gfn): a probe
   // still armed is not zapped again - a zap costs the guest too (KVM drops
   // its mapping), and idle memory would pay it every sweep.
-  bool TestAndSetArmed(uint64_t gfn);
+  bool IsArmed(uint64_t gfn) const;
+  void SetArmed(uint64_t gfn);
   void ClearArmed(uint64_t gfn);
   std::vector<std::atomic<uint64_t>> armed_;
   // The calibration's scratch mapping (mapped back by the handler, never

@@ -185,11 +185,16 @@ void DirtyLogCost() {
 
 int main(int argc, char** argv) {
   using namespace numavm;
+  // sampler_bench [SECONDS [WINDOW_MIB [REPEATS [balance]]]]: "balance"
+  // runs only tracking off against hint faults with balancing on.
   const int seconds = argc > 1 ? std::atoi(argv[1]) : 5;
   const uint64_t window = argc > 2 ? std::strtoull(argv[2], nullptr, 10) << 20 : 0;
-  HintRoundTrip();
-  DirtyLogCost();
-  constexpr int kRepeats = 3;
+  const int kRepeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
+  const bool balance_only = argc > 4 && std::string(argv[4]) == "balance";
+  if (!balance_only) {
+    HintRoundTrip();
+    DirtyLogCost();
+  }
   std::printf("\nthroughput with each sampler (window %s, period 1 s) / off;\n"
               "2 vCPUs, 64 MiB working set, %d s per run, steady state; runs interleaved,\n"
               "%d repeats, median ratio (min-max):\n",
@@ -207,7 +212,7 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < kRepeats; ++rep) {
       VmRun off = RunVm(payload, SamplerKind::kOff, seconds, 128ull << 20, window);
       off_rates.push_back(off.bytes_per_second);
-      for (int k = 0; k < 4; ++k) {
+      for (int k = balance_only ? 3 : 0; k < 4; ++k) {
         last[k] = RunVm(payload, kinds[k], seconds, 128ull << 20, window,
                         k == 3 ? BalanceMode::kOn : BalanceMode::kOff);
         ratios[k].push_back(last[k].bytes_per_second / off.bytes_per_second);
@@ -215,7 +220,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%-12s %-9s %8.2f %15s %10s %10s %12s\n", payload, "off",
                 Percentile(off_rates, 0.5) / (1 << 20), "1", "-", "-", "-");
-    for (int k = 0; k < 4; ++k) {
+    for (int k = balance_only ? 3 : 0; k < 4; ++k) {
       std::printf("%-12s %-9s %8.2f %5.3f (%.3f-%.3f) %10lu %10lu %9.1f ms\n", payload,
                   names[k],
                   last[k].bytes_per_second / (1 << 20), Percentile(ratios[k], 0.5),
