@@ -76,7 +76,7 @@ TEST_P(ShippedTraces, GroupsShareANodeWithTheirMemory) {
 // and its shared pages can be local to only one member. Known weakness
 // (docs/replay.md): the balancer leaves a shared page on either of its
 // group's nodes where best puts it with the member that samples it most;
-// today 0.77x best (doing nothing: 0.46x). Held at 0.75x.
+// today 0.76x best (doing nothing: 0.46x). Held at 0.75x.
 TEST(ShippedTracesKnownGap, Numa01OnOneCpuNodes) {
   const Replayed r = ReplayShipped("numa01", "topology-4node-1cpu");
   EXPECT_GE(r.on.final_locality, 0.75 * r.on.best.locality);
