@@ -99,6 +99,10 @@ void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
                   "(default 1G; 0: this VM's limit only)");
   run->add_option("--stats-interval", flags.stats_interval,
                   "print live counters on stderr this often, e.g. 1s (default: only at exit)");
+  run->add_option("--placement-interval", flags.placement_interval,
+                  "record where the payload's declared memory is this often, e.g. 5s "
+                  "(placement_series in the JSON report: placement locality, guest bytes, "
+                  "bytes per node)");
   run->add_flag("--migrate-churn", flags.migrate_churn,
                 "integrity exercise: every scan period move all resident guest memory to the "
                 "next node (round robin), within --migrate-rate, while the guest runs; run it "

@@ -9,7 +9,14 @@ namespace numavm {
 std::optional<double> LayoutPlacementLocality(const std::vector<LayoutHint>& layouts,
                                               const GuestMemory& memory,
                                               const std::vector<int>& vcpu_node_ids) {
+  return MeasureLayoutPlacement(layouts, memory, vcpu_node_ids).locality;
+}
+
+LayoutPlacement MeasureLayoutPlacement(const std::vector<LayoutHint>& layouts,
+                                       const GuestMemory& memory,
+                                       const std::vector<int>& vcpu_node_ids) {
   constexpr uint64_t kPage = 4096;
+  LayoutPlacement out;
   uint64_t resident = 0, local = 0;
   for (const LayoutHint& hint : layouts) {
     std::vector<int> nodes;
@@ -25,15 +32,16 @@ std::optional<double> LayoutPlacementLocality(const std::vector<LayoutHint>& lay
     std::vector<void*> pages;
     for (uint64_t off = 0; off < last - first; off += kPage) pages.push_back(host + off);
     absl::StatusOr<std::vector<int>> where = QueryNodesOf(0, pages);
-    if (!where.ok()) return std::nullopt;
+    if (!where.ok()) return out;
     for (int n : *where) {
       if (n < 0) continue;
       ++resident;
+      out.bytes_per_node[n] += kPage;
       if (std::find(nodes.begin(), nodes.end(), n) != nodes.end()) ++local;
     }
   }
-  if (resident == 0) return std::nullopt;
-  return static_cast<double>(local) / static_cast<double>(resident);
+  if (resident > 0) out.locality = static_cast<double>(local) / static_cast<double>(resident);
+  return out;
 }
 
 }  // namespace numavm

@@ -5,6 +5,8 @@
 #ifndef NUMAVM_CLI_PLACEMENT_LOCALITY_H_
 #define NUMAVM_CLI_PLACEMENT_LOCALITY_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -18,6 +20,16 @@ namespace numavm {
 std::optional<double> LayoutPlacementLocality(const std::vector<LayoutHint>& layouts,
                                               const GuestMemory& memory,
                                               const std::vector<int>& vcpu_node_ids);
+
+// The same, with the declared memory's bytes per host node id (resident
+// pages only).
+struct LayoutPlacement {
+  std::optional<double> locality;
+  std::map<int, uint64_t> bytes_per_node;
+};
+LayoutPlacement MeasureLayoutPlacement(const std::vector<LayoutHint>& layouts,
+                                       const GuestMemory& memory,
+                                       const std::vector<int>& vcpu_node_ids);
 
 }  // namespace numavm
 

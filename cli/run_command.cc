@@ -16,7 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "base/size.h"
 #include "cli/exit_codes.h"
-#include "cli/live_stats.h"
+#include "cli/periodic.h"
 #include "balancer/actuation/host_budget.h"
 #include "balancer/control/control_socket.h"
 #include "cli/migration_churn.h"
@@ -261,9 +261,9 @@ int RunCommand(const RunFlags& flags) {
   }
   {
     SignalWatcher watcher(**vm);
-    std::unique_ptr<LiveStats> live;
+    std::unique_ptr<Periodic> live;
     if (options.stats_interval > absl::ZeroDuration()) {
-      live = std::make_unique<LiveStats>(options.stats_interval, [&] {
+      live = std::make_unique<Periodic>(options.stats_interval, PrintLine([&] {
         std::string line = absl::StrFormat("numavm: %.1fs guest bytes",
                                            absl::ToDoubleSeconds((*vm)->Elapsed()));
         for (uint64_t b : (*vm)->channel().ProgressBytes()) {
@@ -281,6 +281,26 @@ int RunCommand(const RunFlags& flags) {
               absl::FormatDuration(sampling ? sampling->period() : options.sampling.period)));
         }
         return line;
+      }));
+    }
+    // Where the declared memory is, over time (the lab's convergence).
+    absl::Mutex series_mu;
+    std::unique_ptr<Periodic> series;
+    if (options.placement_interval > absl::ZeroDuration()) {
+      series = std::make_unique<Periodic>(options.placement_interval, [&] {
+        std::vector<int> ids;
+        for (int n : view.VcpuNodes()) {
+          ids.push_back(n >= 0 && n < topology->node_count() ? topology->nodes[n].id : -1);
+        }
+        PlacementPoint p;
+        p.vcpu_nodes = ids;
+        p.seconds = absl::ToDoubleSeconds((*vm)->Elapsed());
+        for (uint64_t b : (*vm)->channel().ProgressBytes()) p.guest_bytes += b;
+        LayoutPlacement where = MeasureLayoutPlacement(placement.layouts(), (*vm)->memory(), ids);
+        p.locality = where.locality;
+        p.bytes_per_node = std::move(where.bytes_per_node);
+        absl::MutexLock lock(&series_mu);
+        summary.placement_series.push_back(std::move(p));
       });
     }
     summary.outcome = (*vm)->Run();
@@ -332,8 +352,13 @@ int RunCommand(const RunFlags& flags) {
   }
   {
     std::vector<int> vcpu_node_ids;
+    // Where the balancer last saw the vCPUs; without a balancer (no
+    // sampler), where the placement series saw them last.
     for (int n : summary.balance.counters.vcpu_nodes) {
       vcpu_node_ids.push_back(n >= 0 && n < topology->node_count() ? topology->nodes[n].id : -1);
+    }
+    if (vcpu_node_ids.empty() && !summary.placement_series.empty()) {
+      vcpu_node_ids = summary.placement_series.back().vcpu_nodes;
     }
     summary.placement_locality =
         LayoutPlacementLocality(placement.layouts(), (*vm)->memory(), vcpu_node_ids);

@@ -65,6 +65,16 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
     options.stats_interval = *d;
   }
+  if (flags.placement_interval) {
+    absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.placement_interval);
+    if (!d.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--placement-interval: ", d.status().message()));
+    }
+    if (*d < absl::Milliseconds(100)) {
+      return absl::InvalidArgumentError("--placement-interval: at least 100ms");
+    }
+    options.placement_interval = *d;
+  }
   options.migrate_churn = flags.migrate_churn;
   if (flags.record) {
     if (flags.record->empty()) return absl::InvalidArgumentError("--record: empty file name");

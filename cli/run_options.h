@@ -51,6 +51,9 @@ struct RunOptions {
   SamplingOptions sampling;
   BalanceOptions balance;
   absl::Duration stats_interval = absl::ZeroDuration();  // 0: no live stats
+  // 0: none; else the declared memory's placement recorded this often
+  // (placement_series in the JSON report).
+  absl::Duration placement_interval = absl::ZeroDuration();
   std::string record_path;  // --record: the sampled access stream goes here
   bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
 };
@@ -81,6 +84,7 @@ struct RunFlags {
   std::optional<std::string> migrate_rate;
   std::optional<std::string> host_migrate_rate;
   std::optional<std::string> stats_interval;
+  std::optional<std::string> placement_interval;
   std::optional<std::string> record;
   bool migrate_churn = false;
 };

@@ -125,6 +125,18 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   j["balance"]["error"] = b.error;
   j["placement_locality"] =
       s.placement_locality ? nlohmann::json(*s.placement_locality) : nlohmann::json(nullptr);
+  nlohmann::json series = nlohmann::json::array();
+  for (const PlacementPoint& p : s.placement_series) {
+    nlohmann::json per_node = nlohmann::json::object();
+    for (auto [node, bytes] : p.bytes_per_node) per_node[std::to_string(node)] = bytes;
+    series.push_back({{"seconds", p.seconds},
+                      {"placement_locality",
+                       p.locality ? nlohmann::json(*p.locality) : nlohmann::json(nullptr)},
+                      {"guest_bytes", p.guest_bytes},
+                      {"bytes_per_node", per_node},
+                      {"vcpu_nodes", p.vcpu_nodes}});
+  }
+  j["placement_series"] = series;
   j["console_lines"] = r.console;
   j["notes"] = s.notes;
   return j;

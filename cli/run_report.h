@@ -2,6 +2,7 @@
 #ifndef NUMAVM_CLI_RUN_REPORT_H_
 #define NUMAVM_CLI_RUN_REPORT_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,15 @@ struct BalanceSummary {
   std::string error;  // why balancing stopped early, if it did
 };
 
+// Where the declared memory was at one moment of the run.
+struct PlacementPoint {
+  double seconds = 0;
+  std::optional<double> locality;
+  uint64_t guest_bytes = 0;  // processed by all vCPUs so far
+  std::map<int, uint64_t> bytes_per_node;
+  std::vector<int> vcpu_nodes;  // host node id each vCPU ran on, -1 unknown
+};
+
 struct RunSummary {
   std::string payload;
   const RunOptions* options = nullptr;
@@ -55,6 +65,7 @@ struct RunSummary {
   std::vector<std::string> notes;   // placement notes and warnings
   // Declared per-vCPU memory on its vCPUs' nodes (cli/placement_locality.h).
   std::optional<double> placement_locality;
+  std::vector<PlacementPoint> placement_series;  // --placement-interval
   SamplingSummary sampling;
   BalanceSummary balance;
 };

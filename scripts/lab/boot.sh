@@ -4,15 +4,26 @@
 # CPUS_PER_NODE CPUs and MEM_PER_NODE each, distances 10 local, 20 to the
 # next node, 30 across (4 nodes: a ring), running PLAN (see guest.sh).
 # Serial console to LOG; progress lines (LAB...) echoed to stderr.
-# Usage: boot.sh KERNEL INITRD NODES PLAN VCPUS MEMORY ARGS LOG [TIMEOUT]
+# Usage: boot.sh KERNEL INITRD NODES PLAN VCPUS MEMORY ARGS LOG [TIMEOUT [INTERVAL [WINDOW]]]
+# Environment: CPUS_PER_NODE, MEM_PER_NODE (e.g. 512M, 2G), LAB_QEMU (the
+# QEMU binary) and LAB_QEMU_ARGS (extra options, e.g. firmware paths).
 set -uo pipefail
 kernel=$1 initrd=$2 nodes=$3 plan=$4 vcpus=$5 memory=$6 args=$7 log=$8 timeout=${9:-1800}
+interval=${10:-5} window=${11:-$memory}
 cpus_per_node=${CPUS_PER_NODE:-1}
 mem_per_node=${MEM_PER_NODE:-512M}
+case $mem_per_node in
+  *G) node_mib=$(( ${mem_per_node%G} * 1024 )) ;;
+  *M) node_mib=${mem_per_node%M} ;;
+  *) echo "boot.sh: MEM_PER_NODE $mem_per_node: want e.g. 512M or 2G" >&2; exit 2 ;;
+esac
+qemu=${LAB_QEMU:-qemu-system-x86_64}
 q=(-machine q35 -accel tcg,thread=multi -cpu max -smp $((nodes * cpus_per_node)),sockets=$nodes,cores=$cpus_per_node,threads=1
-   -m $((nodes * ${mem_per_node%M}))M)
+   -m $((nodes * node_mib))M)
+# shellcheck disable=SC2206
+[ -n "${LAB_QEMU_ARGS:-}" ] && q+=(${LAB_QEMU_ARGS})
 for ((n = 0; n < nodes; n++)); do
-  q+=(-object memory-backend-ram,id=m$n,size=$mem_per_node -numa node,nodeid=$n,memdev=m$n
+  q+=(-object memory-backend-ram,id=m$n,size=${node_mib}M -numa node,nodeid=$n,memdev=m$n
       -numa cpu,node-id=$n,socket-id=$n)
 done
 for ((a = 0; a < nodes; a++)); do
@@ -22,10 +33,10 @@ for ((a = 0; a < nodes; a++)); do
   done
 done
 q+=(-kernel "$kernel" -initrd "$initrd"
-    -append "console=ttyS0 panic=-1 loglevel=1 lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args"
+    -append "console=ttyS0 panic=-1 loglevel=1 lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args lab.interval=$interval lab.window=$window"
     -display none -monitor none -serial "file:$log" -no-reboot -nodefaults)
 : > "$log"
-timeout -k 5 "$timeout" qemu-system-x86_64 "${q[@]}" &
+timeout -k 5 "$timeout" "$qemu" "${q[@]}" &
 qpid=$!
 # Progress: follow the console's LAB lines while QEMU runs.
 tail -n +1 -F "$log" 2>/dev/null | grep --line-buffered -E '^LAB(:|-BEGIN|-VMSTAT|-ERR)' >&2 &

@@ -1,22 +1,36 @@
 #!/bin/sh
 # /init of the NUMA lab: runs the plan given on the kernel command line
 # (lab.plan=WORKLOAD:MODE[:VCPUS[:SECONDS]],... lab.vcpus=N lab.memory=SIZE
-# lab.args="...")
+# lab.args="..." lab.interval=SECONDS lab.window=SIZE)
 # with numavm on this multi-node kernel, prints each run's JSON report and
-# the kernel's migration counters on the console, and powers off.
-# Modes: off, hard, inverse, numavm, kernel (kernel.numa_balancing=1),
-# numad (numad running), churn (all guest memory moved between nodes every
-# period: run it with verify), budget (two VMs at once under one host
-# migration budget). Off, numavm, kernel and numad start with all
-# guest memory preferring node 0 (numactl --preferred=0): first touch on
-# one node.
+# the kernel's NUMA counters on the console, and powers off.
+#
+# Modes (docs/numa-lab.md has the method and why it is fair):
+#   off, off-anon        nothing balances (memfd / anonymous memory)
+#   hard, inverse        vCPUs and memory bound as autonuma-benchmark does
+#   numavm               numavm --balance on at its defaults (memfd, hints)
+#   numavm-anon          the same on anonymous memory (per-vCPU dirty ring)
+#   numavm-thp           ... on anonymous memory with transparent hugepages
+#   numavm-window        numavm with the fixed-window scanner (lab.window)
+#   kernel, kernel-thp   kernel.numa_balancing=1 on anonymous memory (+THP)
+#   numad                numad, anonymous memory
+#   churn                all guest memory moved every period (run verify)
+#   budget               two VMs at once under one host migration budget
+# Every mode but hard, inverse, churn and budget starts with its first touch
+# on node 0 through a cgroup v2 cpuset (cpus and mems of node 0), widened to
+# all nodes once the VM's resident set stops growing: no memory policy is
+# left behind for the kernel's scanner to trip on (vma_policy_mof). The
+# kernel's and numad's runs do not sample (numavm --sampler off): where the
+# memory is comes from move_pages of the payload's declared layout every
+# lab.interval seconds, for every mode alike.
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
 export PATH=/bin:/usr/bin:/usr/sbin:/opt/numavm
-echo "LAB: up, kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, nodes: $(ls -d /sys/devices/system/node/node* | wc -l)"
+NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
+echo "LAB: up, kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, nodes: $NODES"
 for w in $(cat /proc/cmdline); do
   case $w in
     lab.plan=*) PLAN=${w#lab.plan=} ;;
@@ -24,15 +38,27 @@ for w in $(cat /proc/cmdline); do
     lab.memory=*) MEMORY=${w#lab.memory=} ;;
     lab.args=*) ARGS=$(echo "${w#lab.args=}" | tr ',' ' ') ;;
     lab.window=*) WINDOW=${w#lab.window=} ;;
+    lab.interval=*) INTERVAL=${w#lab.interval=} ;;
   esac
 done
 : "${PLAN:=numa02:numavm}" "${VCPUS:=2}" "${MEMORY:=64M}" "${ARGS:=seconds=30}" "${WINDOW:=$MEMORY}"
+: "${INTERVAL:=5}"
 # A run that does not end (a guest or VMM hang) is stopped with its report.
 secs=$(echo "$ARGS" | tr ' ' '\n' | sed -n 's/^seconds=//p')
-TIMEOUT=$(( ${secs:-60} * 3 + 60 ))s
-for m in irqbypass ccp kvm kvm-amd; do insmod /lib/modules/$m.ko 2>/dev/null || echo "LAB: insmod $m failed"; done
+TIMEOUT=$(( ${secs:-60} * 3 + 120 ))s
+for m in irqbypass ccp kvm kvm-amd; do
+  [ -f /lib/modules/$m.ko.xz ] && unxz /lib/modules/$m.ko.xz
+  insmod /lib/modules/$m.ko 2>/dev/null || echo "LAB: insmod $m failed"
+done
 [ -c /dev/kvm ] || { echo "LAB: no /dev/kvm"; echo "LAB: done"; poweroff -f; }
 echo 0 > /proc/sys/kernel/numa_balancing
+echo never > /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null
+# cgroup v2 with the cpuset controller, for first touch on node 0.
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 none /sys/fs/cgroup
+echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control
+ALL_CPUS=$(cat /sys/devices/system/cpu/online)
+ALL_MEMS=0-$((NODES - 1))
 # The kernel refines its TSC calibration a while after boot; a guest whose
 # clock was taken before that runs `seconds=` far too long. Wait for it,
 # then run one throwaway VM so that nothing measured is the first.
@@ -43,6 +69,41 @@ done
 echo "LAB: clock settled after ${i}s: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 numavm run --payload idle --memory 16M --quiet-console --timeout 60s -- seconds=2 >/dev/null 2>&1
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+COUNTERS="numa_pte_updates numa_huge_pte_updates numa_hint_faults numa_hint_faults_local numa_pages_migrated pgmigrate_success pgmigrate_fail"
+snapshot() { for c in $COUNTERS; do echo "$c=$(vmstat $c)"; done; }
+# The resident set (KiB) of process $1: anonymous and shared memory.
+rss() { awk '/^(RssAnon|RssShmem):/ {s += $2} END {print s + 0}' /proc/$1/status 2>/dev/null; }
+
+# Runs numavm in a cpuset of node 0 until its resident set stops growing,
+# then widens the cpuset to every node (cgroup v2 migrates nothing when it
+# widens). Output in /tmp/report.json, /tmp/err.txt; exit status in $rc.
+first_touch_on_node0() {
+  mkdir -p /sys/fs/cgroup/ft
+  cat /sys/devices/system/node/node0/cpulist > /sys/fs/cgroup/ft/cpuset.cpus
+  echo 0 > /sys/fs/cgroup/ft/cpuset.mems
+  sh -c 'echo $$ > /sys/fs/cgroup/ft/cgroup.procs; exec numavm "$@"' sh "$@" \
+    > /tmp/report.json 2>/tmp/err.txt &
+  pid=$!
+  last=0 still=0 waited=0
+  while kill -0 $pid 2>/dev/null && [ $still -lt 2 ] && [ $waited -lt 600 ]; do
+    sleep 1; waited=$((waited + 1))
+    now=$(rss $pid)
+    # Grown by under 1% (and something there): the first touch is over.
+    if [ "$now" -gt 0 ] && [ $(( (now - last) * 100 )) -le "$now" ]; then
+      still=$((still + 1))
+    else
+      still=0
+    fi
+    last=$now
+  done
+  echo "$ALL_CPUS" > /sys/fs/cgroup/ft/cpuset.cpus
+  echo "$ALL_MEMS" > /sys/fs/cgroup/ft/cpuset.mems
+  echo "LAB: widened after ${waited}s, resident $((last / 1024)) MiB"
+  wait $pid
+  rc=$?
+  echo $pid > /sys/fs/cgroup/cgroup.procs 2>/dev/null
+  rmdir /sys/fs/cgroup/ft 2>/dev/null
+}
 
 for run in $(echo "$PLAN" | tr ',' ' '); do
   # WORKLOAD:MODE[:VCPUS[:SECONDS]]: the last two override lab.vcpus and
@@ -54,34 +115,35 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   run_args=$ARGS run_timeout=$TIMEOUT
   if [ -n "$run_secs" ]; then
     run_args="$(echo "$ARGS" | tr ' ' '\n' | grep -v '^seconds=' | tr '\n' ' ')seconds=$run_secs"
-    run_timeout=$(( run_secs * 3 + 60 ))s
+    run_timeout=$(( run_secs * 3 + 120 ))s
   fi
-  pre="numactl --preferred=0"
-  extra="--balance off"
+  common="--payload $w --vcpus $run_vcpus --memory $MEMORY --quiet-console --report=json --timeout $run_timeout --placement-interval ${INTERVAL}s"
+  cpuset=yes
   case $mode in
-    off) ;;
-    hard) pre=""; extra="--balance off --placement hard" ;;
-    inverse) pre=""; extra="--balance off --placement inverse" ;;
+    off) extra="--balance off --sampler off" ;;
+    off-anon) extra="--balance off --sampler off --backing anon" ;;
+    hard) cpuset=; extra="--balance off --sampler off --placement hard" ;;
+    inverse) cpuset=; extra="--balance off --sampler off --placement inverse" ;;
     numavm) extra="--balance on" ;;
-    # The kernel's balancing and numad act on the process's page tables;
-    # hinting faults would zap those every period and hide the memory from
-    # them, so these two are measured with the per-vCPU dirty ring (writes
-    # only) instead.
-    kernel) echo 1 > /proc/sys/kernel/numa_balancing; extra="--balance off --sampler ring" ;;
-    numad) numad -i 1 -l 3 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
-           extra="--balance off --sampler ring" ;;
-    churn) extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
+    numavm-anon) extra="--balance on --backing anon" ;;
+    numavm-thp) extra="--balance on --backing thp"; echo madvise > /sys/kernel/mm/transparent_hugepage/enabled ;;
+    numavm-window) extra="--balance on --scan-window $WINDOW --scan-period 500ms" ;;
+    kernel) echo 1 > /proc/sys/kernel/numa_balancing; extra="--balance off --sampler off --backing anon" ;;
+    kernel-thp) echo 1 > /proc/sys/kernel/numa_balancing; echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
+                extra="--balance off --sampler off --backing thp" ;;
+    numad) numad -i 5 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
+           extra="--balance off --sampler off --backing anon" ;;
+    churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
     budget)
       # Two VMs at once, each allowed 1G/s of its own, sharing a host budget
       # of 128K/s (32 pages/s, --host-migrate-rate): together they may not
       # migrate more than that. Both rows show the pages the lab kernel
       # migrated for the two together.
-      echo "LAB-BEGIN $w $mode"
+      echo "LAB-BEGIN $w $mode $run"
       p0=$(vmstat pgmigrate_success)
       for vm in a b; do
-        numactl --preferred=0 numavm run --payload "$w" --vcpus "$run_vcpus" --memory "$MEMORY" \
-          --scan-window "$WINDOW" --scan-period 500ms --quiet-console --report=json \
-          --timeout "$run_timeout" --balance on --migrate-rate 1G --host-migrate-rate 128K \
+        numactl --preferred=0 numavm run $common --scan-window "$WINDOW" --scan-period 500ms \
+          --balance on --migrate-rate 1G --host-migrate-rate 128K \
           -- $run_args > /tmp/report-$vm.json 2>/tmp/err-$vm.txt &
       done
       wait
@@ -91,18 +153,21 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
         echo "LAB-VMSTAT $w budget-$vm rc=0 numa_pages_migrated=0 pgmigrate_success=$((p1 - p0))"
         sed 's/^/LAB-ERR /' /tmp/err-$vm.txt | grep -i "error\|fault\|budget" | tail -3
       done
-      echo "LAB-END $w $mode"
+      echo "LAB-END $w $mode $run"
       continue ;;
     *) echo "LAB: unknown mode $mode"; continue ;;
   esac
-  echo "LAB-BEGIN $w $mode"
-  m0=$(vmstat numa_pages_migrated); p0=$(vmstat pgmigrate_success)
-  $pre numavm run --payload "$w" --vcpus "$run_vcpus" --memory "$MEMORY" --scan-window "$WINDOW" \
-    --scan-period 500ms --quiet-console --report=json --timeout "$run_timeout" $extra -- $run_args \
-    > /tmp/report.json 2>/tmp/err.txt
-  rc=$?
-  m1=$(vmstat numa_pages_migrated); p1=$(vmstat pgmigrate_success)
+  echo "LAB-BEGIN $w $mode $run"
+  snapshot > /tmp/vmstat0
+  if [ -n "$cpuset" ]; then
+    first_touch_on_node0 run $common $extra -- $run_args
+  else
+    numavm run $common $extra -- $run_args > /tmp/report.json 2>/tmp/err.txt
+    rc=$?
+  fi
+  snapshot > /tmp/vmstat1
   echo 0 > /proc/sys/kernel/numa_balancing
+  echo never > /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null
   if [ -n "${NUMAD:-}" ]; then
     kill "$NUMAD" 2>/dev/null
     i=0
@@ -112,9 +177,10 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   fi
   if [ -n "$(pidof numad)" ]; then echo "LAB-ERR numad is still running"; fi
   echo "LAB-JSON $w $mode $(tr -d '\n' < /tmp/report.json)"
-  echo "LAB-VMSTAT $w $mode rc=$rc numa_pages_migrated=$((m1 - m0)) pgmigrate_success=$((p1 - p0))"
+  deltas=$(awk -F= 'NR == FNR {a[$1] = $2; next} {printf "%s=%d ", $1, $2 - a[$1]}' /tmp/vmstat0 /tmp/vmstat1)
+  echo "LAB-VMSTAT $w $mode rc=$rc $deltas"
   [ $rc -ne 0 ] && sed 's/^/LAB-ERR /' /tmp/err.txt | tail -5
-  echo "LAB-END $w $mode"
+  echo "LAB-END $w $mode $run"
 done
 echo "LAB: done"
 sync

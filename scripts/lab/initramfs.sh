@@ -13,7 +13,8 @@ mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,lib/modules,lib/x86_64-linux-gnu
 ln -s ../run "$root/var/run"   # numad's pid file
 cp /bin/busybox "$root/bin/busybox"
 for a in sh ash mount umount cat echo ls insmod modprobe poweroff sleep grep dmesg uname mkdir \
-         head tail date sync awk sed tr wc kill ps cut sort uniq printf test expr seq sysctl pidof; do
+         head tail date sync awk sed tr wc kill ps cut sort uniq printf test expr seq sysctl pidof \
+         rmdir unxz; do
   ln -sf busybox "$root/bin/$a"
 done
 strip --strip-debug -o "$root/opt/numavm/numavm" "$build/numavm"
@@ -27,8 +28,9 @@ done
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 # KVM for nested guests (the lab CPU is -cpu max: AMD SVM under TCG).
 mods="$kdir/lib/modules/$version/kernel"
-for m in virt/lib/irqbypass.ko drivers/crypto/ccp/ccp.ko arch/x86/kvm/kvm.ko arch/x86/kvm/kvm-amd.ko; do
-  cp "$mods/$m" "$root/lib/modules/"
+# (6.12 ships them compressed, .ko.xz: /init decompresses them.)
+for m in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
+  if [ -f "$mods/$m.ko" ]; then cp "$mods/$m.ko" "$root/lib/modules/"; else cp "$mods/$m.ko.xz" "$root/lib/modules/"; fi
 done
 cp "$here/guest.sh" "$root/init"
 chmod +x "$root/init"

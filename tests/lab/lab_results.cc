@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
+#include "balancer/report/svg_plot.h"
 #include "base/size.h"
 
 namespace numavm::lab {
@@ -45,6 +46,7 @@ std::string UpperMode(const std::string& m) {
 
 std::vector<LabRun> ParseLabLog(const std::string& text) {
   std::vector<LabRun> runs;
+  std::map<std::tuple<int, std::string, std::string>, int> failures;
   int nodes = 0;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -65,7 +67,9 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
       r.access = Number(b["window_access_locality"]);
       r.placement = Number(r.report["placement_locality"]);
       r.exit_code = r.report.value("exit_code", -1);
-      if (r.mode == "numavm") r.balancer_cpu_seconds = r.report["sampling"].value("cpu_seconds", -1.0);
+      if (absl::StartsWith(r.mode, "numavm")) {
+        r.balancer_cpu_seconds = r.report["sampling"].value("cpu_seconds", -1.0);
+      }
       for (const auto& v : r.report["vcpu"]) r.guest_bytes += v.value("bytes", uint64_t{0});
       r.vcpus = static_cast<int>(r.report["vcpu"].size());
       const nlohmann::json& results = r.report["results"];
@@ -84,12 +88,54 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
         if (it->workload == f[1] && it->mode == f[2]) {
           it->pages_migrated = Field(l, "pgmigrate_success");
           it->kernel_numa_migrated = Field(l, "numa_pages_migrated");
+          for (size_t i = 3; i < f.size(); ++i) {
+            std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(f[i], '=');
+            uint64_t v = 0;
+            if (!kv.second.empty() && absl::SimpleAtoi(kv.second, &v)) {
+              it->counters[std::string(kv.first)] = v;
+            }
+          }
           break;
         }
       }
+    } else if (absl::StartsWith(l, "LAB-FAIL ")) {
+      std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
+      if (f.size() < 3) continue;
+      failures[{nodes, std::string(f[1]), std::string(f[2])}] += 1;
+    }
+  }
+  for (auto& [key, n] : failures) {
+    const auto& [fn, w, m] = key;
+    bool found = false;
+    for (LabRun& r : runs) {
+      if (r.nodes == fn && r.workload == w && r.mode == m) {
+        r.lab_failures = n;
+        found = true;
+      }
+    }
+    if (!found) {  // failed every time: a row that says so
+      LabRun r;
+      r.nodes = fn;
+      r.workload = w;
+      r.mode = m;
+      r.lab_failures = n;
+      runs.push_back(std::move(r));
     }
   }
   return runs;
+}
+
+std::optional<Reached> PlacementReached(const LabRun& run, double target) {
+  if (!run.report.is_object()) return std::nullopt;
+  const nlohmann::json& series = run.report["placement_series"];
+  if (!series.is_array()) return std::nullopt;
+  for (const auto& p : series) {
+    std::optional<double> v = Number(p["placement_locality"]);
+    if (v && *v >= target) {
+      return Reached{p.value("seconds", 0.0), p.value("guest_bytes", uint64_t{0})};
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
@@ -117,8 +163,9 @@ std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
 std::string LabTable(const std::vector<LabRun>& all) {
   // One row per case, the last run of it (a re-run replaces an earlier
   // one), ordered by nodes, workload as first seen, and mode.
-  static const std::vector<std::string> kModes = {"off", "hard", "inverse", "numavm",
-                                                  "kernel", "numad", "churn"};
+  static const std::vector<std::string> kModes = {
+      "off", "off-anon", "hard", "inverse", "numavm", "numavm-anon", "numavm-thp",
+      "numavm-window", "kernel", "kernel-thp", "numad", "churn"};
   auto mode_rank = [](const std::string& m) {
     auto it = std::find(kModes.begin(), kModes.end(), m);
     return it == kModes.end() ? kModes.size() : static_cast<size_t>(it - kModes.begin());
@@ -140,30 +187,49 @@ std::string LabTable(const std::vector<LabRun>& all) {
     return std::make_tuple(a.nodes, wa, mode_rank(a.mode), a.vcpus) <
            std::make_tuple(b.nodes, wb, mode_rank(b.mode), b.vcpus);
   });
+  // HARD's placement is the yardstick: time and guest work until a mode's
+  // placement reaches 90% of it.
   std::map<std::pair<int, std::string>, double> hard;
   for (const LabRun& r : runs) {
-    if (r.mode == "hard" && r.access) hard[{r.nodes, r.workload}] = *r.access;
+    if (r.mode == "hard" && r.placement) hard[{r.nodes, r.workload}] = *r.placement;
   }
-  std::string out = absl::StrFormat("%-5s %-12s %-8s %8s %8s %9s %12s %9s %10s %s\n", "nodes",
-                                    "workload", "mode", "access", "placed", "migrated",
-                                    "to 90% HARD", "cpu s", "vs HARD", "notes");
+  std::string out = absl::StrFormat(
+      "%-5s %-12s %-13s %7s %7s %11s %11s %9s %11s %11s %7s %6s %s\n", "nodes", "workload", "mode",
+      "placed", "access", "s to 90%", "GiB to 90%", "migrated", "pte updates", "hint faults",
+      "cpu s", "lab x", "notes");
   for (const LabRun& r : runs) {
     auto pct = [](std::optional<double> v) {
       return v ? absl::StrFormat("%.1f%%", 100 * *v) : std::string("-");
     };
-    std::string to90 = "-", versus = "-";
+    std::string secs = "-", gib = "-";
     auto it = hard.find({r.nodes, r.workload});
-    if (it != hard.end() && r.access) {
-      std::optional<uint64_t> b = BytesBeforeLocality(r, 0.9 * it->second);
-      to90 = b ? FormatSize(*b) : "never";
-      versus = it->second > 0 ? absl::StrFormat("%.2f x", *r.access / it->second) : "-";
+    if (it != hard.end() && r.report.is_object()) {
+      std::optional<Reached> at = PlacementReached(r, 0.9 * it->second);
+      secs = at ? absl::StrFormat("%.0f", at->seconds) : "never";
+      gib = at ? absl::StrFormat("%.2f", at->guest_bytes / double(1ull << 30)) : "never";
+    }
+    auto counter = [&](const char* k) {
+      auto c = r.counters.find(k);
+      return c == r.counters.end() ? std::string("-") : absl::StrCat(c->second);
+    };
+    std::string hints = counter("numa_hint_faults");
+    if (r.counters.count("numa_hint_faults") && r.counters.at("numa_hint_faults") > 0) {
+      absl::StrAppend(&hints, absl::StrFormat(
+          " (%.0f%%)", 100.0 * r.counters.count("numa_hint_faults_local") *
+                           r.counters.at("numa_hint_faults_local") /
+                           r.counters.at("numa_hint_faults")));
     }
     std::string notes;
-    if (r.exit_code != 0) notes += absl::StrCat("exit ", r.exit_code, " ");
-    if (r.mode == "kernel") notes += absl::StrCat("numa_pages_migrated ", r.kernel_numa_migrated, " ");
-    if (r.mode == "numavm") {
-      notes += absl::StrCat("re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}),
-                            " of ", r.report["balance"].value("pages_migrated", uint64_t{0}), " ");
+    if (!r.report.is_object()) notes += "no result: the lab failed every time ";
+    if (r.report.is_object() && r.exit_code != 0) notes += absl::StrCat("exit ", r.exit_code, " ");
+    if (absl::StartsWith(r.mode, "kernel") && r.counters.count("numa_pte_updates") &&
+        r.counters.at("numa_pte_updates") == 0) {
+      notes += "the kernel did not scan ";
+    }
+    if (absl::StartsWith(r.mode, "numavm") && r.report.is_object()) {
+      notes += absl::StrCat("numavm moved ", r.report["balance"].value("pages_migrated", uint64_t{0}),
+                            ", re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}),
+                            " ");
     }
     if (r.workload == "verify") {
       notes += absl::StrCat(
@@ -172,10 +238,34 @@ std::string LabTable(const std::vector<LabRun>& all) {
           " s ");
     }
     absl::StrAppend(&out, absl::StrFormat(
-        "%-5d %-12s %-8s %8s %8s %9u %12s %9s %10s %s\n", r.nodes, r.workload, UpperMode(r.mode),
-        pct(r.access), pct(r.placement), r.pages_migrated, to90,
-        r.balancer_cpu_seconds >= 0 ? absl::StrFormat("%.2f", r.balancer_cpu_seconds) : "-", versus,
-        notes));
+        "%-5d %-12s %-13s %7s %7s %11s %11s %9u %11s %11s %7s %6d %s\n", r.nodes, r.workload,
+        UpperMode(r.mode), pct(r.placement), pct(r.access), secs, gib, r.pages_migrated,
+        counter("numa_pte_updates"), hints,
+        r.balancer_cpu_seconds >= 0 ? absl::StrFormat("%.2f", r.balancer_cpu_seconds) : "-",
+        r.lab_failures, notes));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabRun>& all) {
+  std::map<std::pair<int, std::string>, PlotSpec> plots;
+  for (const LabRun& r : all) {
+    if (!r.report.is_object() || !r.report["placement_series"].is_array()) continue;
+    PlotSpec& spec = plots[{r.nodes, r.workload}];
+    spec.title = absl::StrFormat("%s on %d nodes: declared memory on its vCPUs' nodes", r.workload,
+                                 r.nodes);
+    spec.y_label = "placement locality";
+    PlotSeries s{UpperMode(r.mode), {}, r.mode == "hard"};
+    for (const auto& p : r.report["placement_series"]) {
+      std::optional<double> v = Number(p["placement_locality"]);
+      if (v) s.points.emplace_back(p.value("seconds", 0.0), *v);
+    }
+    std::erase_if(spec.series, [&](const PlotSeries& o) { return o.name == s.name; });
+    spec.series.push_back(std::move(s));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, spec] : plots) {
+    out.emplace_back(absl::StrCat(key.second, "-", key.first, "node.svg"), RenderSvg(spec));
   }
   return out;
 }

@@ -3,6 +3,8 @@
 #ifndef NUMAVM_TESTS_LAB_LAB_RESULTS_H_
 #define NUMAVM_TESTS_LAB_LAB_RESULTS_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +23,10 @@ struct LabRun {
   std::optional<double> placement; // declared memory on its vCPUs' nodes
   uint64_t pages_migrated = 0;     // the kernel's pgmigrate_success over the run
   uint64_t kernel_numa_migrated = 0;
+  // Every /proc/vmstat delta of the run (numa_pte_updates, numa_hint_faults,
+  // numa_hint_faults_local, numa_pages_migrated, pgmigrate_success, ...).
+  std::map<std::string, uint64_t> counters;
+  int lab_failures = 0;            // boots the lab broke in this run (LAB-FAIL)
   double balancer_cpu_seconds = -1;  // numavm's sampling+balancing thread; -1: n/a
   uint64_t guest_bytes = 0;
   std::optional<uint64_t> mismatches;  // verify's result (empty: none reported)
@@ -34,8 +40,21 @@ std::vector<LabRun> ParseLabLog(const std::string& text);
 // reached `target`; empty if it never did.
 std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target);
 
+// From the run's placement series (numavm run --placement-interval): the
+// first moment the declared memory's placement locality reached `target`,
+// in seconds and in guest bytes processed by then; empty if never.
+struct Reached {
+  double seconds = 0;
+  uint64_t guest_bytes = 0;
+};
+std::optional<Reached> PlacementReached(const LabRun& run, double target);
+
 // The comparison table (HARD of the same nodes and workload is the yardstick).
 std::string LabTable(const std::vector<LabRun>& runs);
+
+// One convergence plot per (nodes, workload): every mode's placement
+// locality over time (HARD dashed). Returns (file name, SVG text).
+std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabRun>& runs);
 
 }  // namespace numavm::lab
 

@@ -65,3 +65,59 @@ TEST(LabResultsTest, ARerunOfTheSameCaseReplacesTheEarlierOne) {
 
 }  // namespace
 }  // namespace numavm::lab
+
+namespace numavm::lab {
+namespace {
+
+// The fair lab's rows: every peer's own counters, time and guest work until
+// its placement reached 90% of HARD's, and runs the lab broke.
+TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
+  auto report = [](const std::vector<std::pair<double, double>>& series) {
+    nlohmann::json j;
+    j["exit_code"] = 0;
+    j["placement_locality"] = series.back().second;
+    j["balance"] = {{"window_access_locality", nullptr}, {"pages_migrated", 0}};
+    j["vcpu"].push_back({{"index", 0}, {"bytes", 100}});
+    for (auto [t, v] : series) {
+      j["placement_series"].push_back(
+          {{"seconds", t}, {"placement_locality", v}, {"guest_bytes", uint64_t(t) << 30}});
+    }
+    return j.dump();
+  };
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
+      "LAB-JSON numa02 hard " + report({{5, 1.0}, {10, 1.0}}) + "\n"
+      "LAB-VMSTAT numa02 hard rc=0 numa_pte_updates=0 pgmigrate_success=0\n"
+      "LAB-JSON numa02 kernel " + report({{5, 0.5}, {10, 0.8}, {15, 0.95}}) + "\n"
+      "LAB-VMSTAT numa02 kernel rc=0 numa_pte_updates=4011 numa_hint_faults=200 "
+      "numa_hint_faults_local=150 numa_pages_migrated=512 pgmigrate_success=520\n"
+      "LAB-FAIL numa02 numad Kernel panic - not syncing\n"
+      "LAB-FAIL numa02 numad the lab stopped\n";
+  std::vector<LabRun> runs = ParseLabLog(log);
+  ASSERT_EQ(runs.size(), 3u);
+  const LabRun& kernel = runs[1];
+  EXPECT_EQ(kernel.counters.at("numa_pte_updates"), 4011u);
+  EXPECT_EQ(kernel.kernel_numa_migrated, 512u);
+  std::optional<Reached> at = PlacementReached(kernel, 0.9);
+  ASSERT_TRUE(at.has_value());
+  EXPECT_DOUBLE_EQ(at->seconds, 15);
+  EXPECT_EQ(at->guest_bytes, 15ull << 30);
+  EXPECT_EQ(runs[2].mode, "numad");
+  EXPECT_EQ(runs[2].lab_failures, 2);
+  const std::string table = LabTable(runs);
+  EXPECT_NE(table.find("4011"), std::string::npos) << table;
+  EXPECT_NE(table.find("200 (75%)"), std::string::npos) << table;
+  EXPECT_NE(table.find("15.00"), std::string::npos) << table;  // GiB to 90% of HARD
+  EXPECT_NE(table.find("no result: the lab failed every time"), std::string::npos) << table;
+}
+
+TEST(LabResultsTest, AKernelRowThatDidNotScanSaysSo) {
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
+      "LAB-JSON numa02 kernel {\"exit_code\": 0, \"balance\": {}, \"vcpu\": []}\n"
+      "LAB-VMSTAT numa02 kernel rc=0 numa_pte_updates=0 pgmigrate_success=0\n";
+  EXPECT_NE(LabTable(ParseLabLog(log)).find("the kernel did not scan"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace numavm::lab
