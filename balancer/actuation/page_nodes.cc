@@ -9,11 +9,23 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/actuation/pfn_nodes.h"
 
 namespace numavm {
 namespace {
 constexpr size_t kBatchPages = 4096;
+
+// move_pages' -ENOENT for a page under a NUMA hinting entry, resolved from
+// pagemap where the kernel shows frames (pfn_nodes.h); unknown stays so.
+void ResolveUnseen(pid_t pid, const std::vector<void*>& pages, std::vector<int>& status) {
+  static const absl::StatusOr<PfnNodeMap>* map =
+      new absl::StatusOr<PfnNodeMap>(PfnNodeMap::FromSystem());
+  if (!map->ok()) return;
+  if (std::find(status.begin(), status.end(), -ENOENT) == status.end()) return;
+  (void)ResolveUnseenPages(pid, pages, **map, status);
 }
+
+}  // namespace
 
 absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
                                          std::span<const HostRange> ranges,
@@ -22,14 +34,15 @@ absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
   std::vector<void*> pages;
   std::vector<int> status;
   pages.reserve(kBatchPages);
-  status.resize(kBatchPages);
   auto flush = [&]() -> absl::Status {
     if (pages.empty()) return absl::OkStatus();
+    status.resize(pages.size());
     long rc = move_pages(pid, pages.size(), pages.data(), nullptr, status.data(), 0);
     if (rc < 0) {
       return absl::InternalError(absl::StrCat("move_pages query of ", pages.size(),
                                               " pages: ", std::strerror(errno)));
     }
+    ResolveUnseen(pid, pages, status);
     for (size_t i = 0; i < pages.size(); ++i) {
       if (status[i] >= 0) {
         usage.bytes_per_node[status[i]] += stride;
@@ -84,6 +97,7 @@ absl::StatusOr<std::vector<int>> QueryNodesOf(pid_t pid, const std::vector<void*
       return e == ESRCH ? absl::NotFoundError(text) : absl::InternalError(text);
     }
   }
+  ResolveUnseen(pid, pages, status);
   return status;
 }
 
