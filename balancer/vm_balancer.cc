@@ -30,6 +30,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.remigrations += delta.remigrations;
   counters_.regions_moved += delta.regions_moved;
   counters_.cpu_time += delta.cpu_time;
+  counters_.move_cpu_time += delta.move_cpu_time;
   counters_.groups = delta.groups;
   ++counters_.periods;
   // The window: the last kLocalityWindow periods, and none older than
@@ -64,7 +65,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
   return PeriodOutcome{delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
-                       wanted, changing};
+                       wanted, changing, delta.move_cpu_time};
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
@@ -268,15 +269,18 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     delta.migration_failures += o.failed + o.no_memory;
     delta.migrations_deferred += o.deferred + o.busy;
   };
+  const absl::Duration moves_start = ThreadCpuTime();
   if (!moves.empty()) {
     absl::StatusOr<MigrationOutcome> outcome = view_.MovePages(moves, now);
     if (!outcome.ok()) return outcome.status();
     add(*outcome);
+    delta.move_cpu_time = ThreadCpuTime() - moves_start;
   }
   if (acting) {
     absl::StatusOr<RegionMovesOutcome> drained = regions_.Drain(view_, now, [&](uint64_t gfn) {
       if (MarkMoved(gfn)) ++delta.remigrations;
     });
+    delta.move_cpu_time = ThreadCpuTime() - moves_start;
     if (!drained.ok()) return drained.status();
     add(drained->pages);
     delta.regions_moved += drained->regions_done;

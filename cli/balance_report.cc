@@ -26,6 +26,7 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"remigrations", c.remigrations},
           {"vcpu_groups", c.groups},
           {"cpu_seconds", absl::ToDoubleSeconds(c.cpu_time)},
+          {"move_cpu_seconds", absl::ToDoubleSeconds(c.move_cpu_time)},
           {"state_bytes", c.state_bytes},
           {"vcpu_nodes", c.vcpu_nodes},
           {"locality_series", c.locality_series},

@@ -192,6 +192,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
   j["balance"] = BalancerCountersToJson(r.counters);
   // Measured CPU time differs run to run; the figure above is modelled.
   j["balance"].erase("cpu_seconds");
+  j["balance"].erase("move_cpu_seconds");
   return j;
 }
 

@@ -55,6 +55,10 @@ double ScanControl::ceiling_bytes_per_second() const {
   return rate_ ? rate_->ceiling_bytes_per_second() : rate_bytes_per_second();
 }
 
+absl::Duration ScanControl::host_cost_per_probe() const {
+  return rate_ ? absl::Seconds(rate_->host_seconds_per_probe()) : absl::ZeroDuration();
+}
+
 GfnRange ScanControl::NextRegion() {
   if (range_ >= coverage_.size()) {
     range_ = 0;

@@ -78,6 +78,9 @@ class ScanControl {
   // default probe density).
   double rate_bytes_per_second() const;
   double ceiling_bytes_per_second() const;
+  // Regions mode: the host's time per armed probe (arming, collecting,
+  // balancing), as the budget charges it; zero otherwise.
+  absl::Duration host_cost_per_probe() const;
   uint64_t regions_armed() const { return regions_armed_total_; }
 
  private:

@@ -28,6 +28,9 @@ struct PeriodOutcome {
   uint64_t vcpu_moves = 0;
   uint64_t wanted_moves = 0;  // pages the policy wanted moved, done or deferred
   uint64_t changing = 0;      // regions on the way to a decision, or leaving one
+  // The thread's CPU in page migrations this period: bounded by the
+  // migration limit (--migrate-rate), not charged to the scan's budget.
+  absl::Duration move_cpu_time;
 };
 
 class ScanPeriodController {

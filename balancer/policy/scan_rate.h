@@ -66,6 +66,8 @@ class ScanRate {
   double regions_per_second() const { return regions_; }
   double bytes_per_second() const { return regions_ * region_bytes_; }
   double ceiling_bytes_per_second() const { return ceiling_ * region_bytes_; }
+  // The host's time per armed probe as measured (smoothed), seconds.
+  double host_seconds_per_probe() const { return host_per_probe_; }
 
   void OnPeriod(const ScanPeriodFigures& f) {
     if (f.probes_armed > 0) {

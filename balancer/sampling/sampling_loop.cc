@@ -55,9 +55,11 @@ void SamplingLoop::CollectOnce() {
   }
   const absl::Duration cost = sampler_.FaultCost();
   // This thread's CPU since the last period (arming, collecting, the
-  // balancer): on a busy host it is vCPU time too.
+  // balancer's decisions): on a busy host it is vCPU time too. Its page
+  // migrations are not the scan's: they have a limit of their own.
   const absl::Duration thread_now = ThreadCpuTime();
-  const absl::Duration host = thread_now - last_thread_cpu_;
+  const absl::Duration host =
+      std::max(absl::ZeroDuration(), thread_now - last_thread_cpu_ - outcome.move_cpu_time);
   const absl::Duration next = scan_->OnPeriod({outcome, busy, batch.size(), cost, host});
   {
     absl::MutexLock lock(&mu_);
@@ -67,6 +69,7 @@ void SamplingLoop::CollectOnce() {
     if (busy > absl::ZeroDuration()) {
       rate_ = scan_->rate_bytes_per_second();
       ceiling_ = scan_->ceiling_bytes_per_second();
+      host_per_probe_ = scan_->host_cost_per_probe();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
     busy_ += busy;
@@ -127,6 +130,11 @@ double SamplingLoop::scan_rate() const {
 double SamplingLoop::scan_rate_ceiling() const {
   absl::MutexLock lock(&mu_);
   return ceiling_;
+}
+
+absl::Duration SamplingLoop::host_cost_per_probe() const {
+  absl::MutexLock lock(&mu_);
+  return host_per_probe_;
 }
 
 double SamplingLoop::stall_share() const {

@@ -56,6 +56,8 @@ class SamplingLoop final {
   double scan_rate() const;
   double scan_rate_ceiling() const;
   double stall_share() const;
+  // This thread's time per armed probe, as the stall budget charges it.
+  absl::Duration host_cost_per_probe() const;
 
  private:
   void Loop();
@@ -79,6 +81,7 @@ class SamplingLoop final {
   absl::Duration period_ ABSL_GUARDED_BY(mu_);
   uint64_t period_changes_ ABSL_GUARDED_BY(mu_) = 0;
   double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration host_per_probe_ ABSL_GUARDED_BY(mu_);
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
 };
 

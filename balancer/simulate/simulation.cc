@@ -182,6 +182,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     busy_total += busy;
     PeriodOutcome outcome;
     const double cpu_before = modelled_cpu;
+    double move_cpu = 0;  // the model's migrations: not the scan's to pay
     if (!batch.empty()) {
       const uint64_t moved_before = view.page_moves();
       const absl::Duration cpu_start = options.measure_cpu ? ThreadCpuTime() : absl::Duration();
@@ -189,15 +190,16 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
       if (options.measure_cpu) measured_cpu += ThreadCpuTime() - cpu_start;
       if (!o.ok()) return o.status();
       outcome = *o;
+      move_cpu = cpu_model.per_move * (view.page_moves() - moved_before);
       modelled_cpu += cpu_model.per_period +
                       cpu_model.per_vcpu_pair * options.vcpus * options.vcpus +
-                      cpu_model.per_sample * batch.size() +
-                      cpu_model.per_move * (view.page_moves() - moved_before);
+                      cpu_model.per_sample * batch.size() + move_cpu;
     }
     const bool idle = !ShouldScan(busy, t1 - t);
-    // The host's time for the period: the last arming and the balancer.
+    // The host's time for the period: the last arming and the balancer's
+    // decisions (its migrations have their own limit, as in `run`).
     scan.OnPeriod({outcome, busy, batch.size(), sampler.FaultCost(),
-                   sampler.last_arm_cost() + absl::Seconds(modelled_cpu - cpu_before)});
+                   sampler.last_arm_cost() + absl::Seconds(modelled_cpu - cpu_before - move_cpu)});
     if (!idle && options.sampler != SamplerKind::kOff) {
       sampler.Arm(scan.NextArm());
       // Arming costs the host (the sampler's CPU, KVM's mappings): counted
