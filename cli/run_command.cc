@@ -319,6 +319,7 @@ int RunCommand(const RunFlags& flags) {
     summary.sampling.rate_bytes_per_second = sampling->scan_rate();
     summary.sampling.ceiling_bytes_per_second = sampling->scan_rate_ceiling();
     summary.sampling.fault_cost = (*sampler)->FaultCost();
+    summary.sampling.host_cost_per_probe = sampling->host_cost_per_probe();
     summary.sampling.stall_share = sampling->stall_share();
     summary.sampling.stall_budget = options.sampling.rate.stall_budget;
     summary.sampling.probes_per_region = options.sampling.rate.probes_per_region;

@@ -102,6 +102,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"rate_ceiling_bytes_per_second", sm.ceiling_bytes_per_second},
                    {"probes_per_region", sm.probes_per_region},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
+                   {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"stall_share", sm.stall_share},
                    {"stall_budget", sm.stall_budget},
                    {"period_seconds", Seconds(sm.period)},
@@ -188,9 +189,10 @@ std::string SummaryToTable(const RunSummary& s) {
         scan, sm.stats.pages_armed, sm.stats.samples, sm.stats.reads, sm.stats.writes,
         sm.stats.unattributed, Seconds(sm.cpu_time)));
     absl::StrAppend(&out, absl::StrFormat(
-        "\n           fault round trip %.1f us; sampling faults cost %.3f%% of the vCPUs' busy "
-        "time (budget %.1f%%)",
-        absl::ToDoubleMicroseconds(sm.fault_cost), 100 * sm.stall_share,
+        "\n           fault round trip %.1f us, host time %.1f us per probe; sampling "
+        "costs %.3f%% of the vCPUs' busy time (budget %.1f%%)",
+        absl::ToDoubleMicroseconds(sm.fault_cost),
+        absl::ToDoubleMicroseconds(sm.host_cost_per_probe), 100 * sm.stall_share,
         100 * sm.stall_budget));
     if (sm.period_max > sm.period) {
       absl::StrAppend(&out, "\n           adaptive period ", absl::FormatDuration(sm.period), "-",

@@ -33,6 +33,7 @@ struct SamplingSummary {
   double rate_bytes_per_second = 0;
   double ceiling_bytes_per_second = 0;
   absl::Duration fault_cost;
+  absl::Duration host_cost_per_probe;  // the sampling thread's time per probe
   double stall_share = 0;
   double stall_budget = 0;
   int probes_per_region = 0;
