@@ -12,11 +12,14 @@
 #          [--modes off,hard,numavm,...] [--seconds 120] [--memory 1G]
 #          [--working-set 768M] [--vcpus 4] [--mem-per-node 2G]
 #          [--interval 5] [--window 64M] [--stack debian12|backports]
-#          [--verify-seconds 120] [--no-verify] [--out DIR]
+#          [--numavm-args "FLAGS"] [--verify-seconds 120] [--no-verify]
+#          [--out DIR]
 # Modes: scripts/lab/guest.sh. verify runs under migration churn with 1 and
 # 2 vCPUs (--no-verify skips them); --stack backports runs bookworm-
 # backports' QEMU 10 and 6.12 kernel (unpacked into the lab cache, nothing
-# installed), which sustains far longer migration runs.
+# installed), which sustains far longer migration runs. --numavm-args gives
+# mode numavm-extra (numavm on memfd) extra `numavm run` flags, e.g.
+# "--scan-stall-budget 20%" for a row at another scan budget.
 # Environment: NUMAVM_LAB_CACHE (default build/lab-cache) keeps kernels and
 # QEMU between runs.
 set -euo pipefail
@@ -32,6 +35,7 @@ mem_per_node=2G
 interval=5
 window=64M
 stack=debian12
+numavm_args=""
 out=build/lab
 verify=yes
 verify_seconds=120
@@ -48,10 +52,11 @@ while [ $# -gt 0 ]; do
     --interval) interval=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
     --stack) stack=$2; shift 2 ;;
+    --numavm-args) numavm_args=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --verify-seconds) verify_seconds=$2; shift 2 ;;
     --no-verify) verify=no; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "lab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -89,21 +94,26 @@ for nodes in ${nodes_list//,/ }; do
     echo "lab: $nodes nodes x $cpn CPUs x $mem_per_node, $runs runs (VMs of $memory, working set $working_set, ${seconds}s)" >&2
     part="$out/boot.log"
     budget=$(( runs * (3 * seconds + 240) + 300 ))
-    CPUS_PER_NODE=$cpn MEM_PER_NODE=$mem_per_node ./scripts/lab/boot.sh "$kernel" "$out/initrd.gz" \
+    CPUS_PER_NODE=$cpn MEM_PER_NODE=$mem_per_node LAB_NUMAVM_ARGS=$numavm_args ./scripts/lab/boot.sh "$kernel" "$out/initrd.gz" \
       "$nodes" "$todo" "$vcpus" "$memory" "size=$working_set,seconds=$seconds" "$part" "$budget" \
       "$interval" "$window" || true
     tr -d '\r' < "$part" > "$part.clean" && mv "$part.clean" "$part"
     cat "$part" >> "$log"
-    # What finished: a LAB-END per run. A boot that ended before its plan did
-    # broke in the run it was in; that run is counted as a lab failure and
-    # tried once more in a fresh boot, the rest follow.
+    # What finished: a LAB-END per run. A run that began and did not end
+    # broke in the lab - the boot ended in it (a lab kernel panic), or its
+    # nested guest triple-faulted (guest.sh printed LAB-FAIL and went on) -
+    # and is counted as a lab failure and tried once more in a fresh boot,
+    # with the runs the boot did not reach.
     rest=""
     for entry in ${todo//,/ }; do
       IFS=: read -r w m _ <<<"$entry"
       if grep -q "^LAB-END $w $m $entry\$" "$part"; then continue; fi
-      if [ -z "$rest" ] && grep -q "^LAB-BEGIN $w $m $entry\$" "$part"; then
-        why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|BUG:|Oops' "$part" | tr -d '\r' | cut -c1-120)
-        echo "LAB-FAIL $w $m ${why:-the lab stopped}" >> "$log"
+      if grep -q "^LAB-BEGIN $w $m $entry\$" "$part"; then
+        why=$(grep -m1 "^LAB-FAIL $w $m " "$part" | cut -d' ' -f4- | cut -c1-120)
+        if [ -z "$why" ]; then
+          why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|BUG:|Oops' "$part" | tr -d '\r' | cut -c1-120)
+          echo "LAB-FAIL $w $m ${why:-the lab stopped}" >> "$log"
+        fi
         echo "lab: $w $m: lab failure (${why:-the lab stopped})" >&2
         failed[$entry]=$(( ${failed[$entry]:-0} + 1 ))
         [ "${failed[$entry]}" -ge 2 ] && { echo "lab: $w $m failed twice; skipped" >&2; continue; }

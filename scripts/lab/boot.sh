@@ -6,7 +6,8 @@
 # Serial console to LOG; progress lines (LAB...) echoed to stderr.
 # Usage: boot.sh KERNEL INITRD NODES PLAN VCPUS MEMORY ARGS LOG [TIMEOUT [INTERVAL [WINDOW]]]
 # Environment: CPUS_PER_NODE, MEM_PER_NODE (e.g. 512M, 2G), LAB_QEMU (the
-# QEMU binary) and LAB_QEMU_ARGS (extra options, e.g. firmware paths).
+# QEMU binary), LAB_QEMU_ARGS (extra options, e.g. firmware paths) and
+# LAB_NUMAVM_ARGS (extra `numavm run` flags for mode numavm-extra).
 set -uo pipefail
 kernel=$1 initrd=$2 nodes=$3 plan=$4 vcpus=$5 memory=$6 args=$7 log=$8 timeout=${9:-1800}
 interval=${10:-5} window=${11:-$memory}
@@ -33,7 +34,7 @@ for ((a = 0; a < nodes; a++)); do
   done
 done
 q+=(-kernel "$kernel" -initrd "$initrd"
-    -append "console=ttyS0 panic=-1 loglevel=1 lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args lab.interval=$interval lab.window=$window"
+    -append "console=ttyS0 panic=-1 loglevel=1 lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args lab.interval=$interval lab.window=$window${LAB_NUMAVM_ARGS:+ lab.numavm=$(echo "$LAB_NUMAVM_ARGS" | tr ' ' ',')}"
     -display none -monitor none -serial "file:$log" -no-reboot -nodefaults)
 : > "$log"
 timeout -k 5 "$timeout" "$qemu" "${q[@]}" &

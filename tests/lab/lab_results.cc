@@ -47,6 +47,7 @@ std::string UpperMode(const std::string& m) {
 std::vector<LabRun> ParseLabLog(const std::string& text) {
   std::vector<LabRun> runs;
   std::map<std::tuple<int, std::string, std::string>, int> failures;
+  std::map<std::pair<std::string, std::string>, double> widened;  // until its LAB-JSON
   int nodes = 0;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -67,7 +68,7 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
       r.access = Number(b["window_access_locality"]);
       r.placement = Number(r.report["placement_locality"]);
       r.exit_code = r.report.value("exit_code", -1);
-      if (absl::StartsWith(r.mode, "numavm")) {
+      if (absl::StartsWith(r.mode, "numavm") && r.report["sampling"].is_object()) {
         r.balancer_cpu_seconds = r.report["sampling"].value("cpu_seconds", -1.0);
       }
       for (const auto& v : r.report["vcpu"]) r.guest_bytes += v.value("bytes", uint64_t{0});
@@ -79,8 +80,18 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
           r.mismatches = m["sum"].get<uint64_t>();
         }
       }
+      if (auto w = widened.find({r.workload, r.mode}); w != widened.end()) {
+        r.widened = w->second;
+        widened.erase(w);
+      }
       std::erase_if(runs, [&](const LabRun& o) { return SameCase(o, r); });
       runs.push_back(std::move(r));
+    } else if (absl::StartsWith(l, "LAB-WIDEN ")) {
+      std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
+      double seconds = 0;
+      if (f.size() >= 4 && absl::SimpleAtod(f[3], &seconds)) {
+        widened[{std::string(f[1]), std::string(f[2])}] = seconds;
+      }
     } else if (absl::StartsWith(l, "LAB-VMSTAT ")) {
       std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
       if (f.size() < 3) continue;
@@ -125,17 +136,40 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
   return runs;
 }
 
+double ConvergenceStart(const LabRun& run) {
+  double start = run.widened.value_or(0);
+  if (!run.report.is_object() || !run.report["phases"].is_array()) return start;
+  for (const auto& p : run.report["phases"]) {
+    if (p.value("name", std::string()) == "run") {
+      start = std::max(start, p.value("seconds", 0.0));
+      break;
+    }
+  }
+  return start;
+}
+
 std::optional<Reached> PlacementReached(const LabRun& run, double target) {
   if (!run.report.is_object()) return std::nullopt;
   const nlohmann::json& series = run.report["placement_series"];
   if (!series.is_array()) return std::nullopt;
+  const double start = ConvergenceStart(run);
+  uint64_t bytes_at_start = 0;
+  std::optional<Reached> held;
   for (const auto& p : series) {
+    const double t = p.value("seconds", 0.0);
+    const uint64_t bytes = p.value("guest_bytes", uint64_t{0});
+    if (t <= start) {
+      bytes_at_start = bytes;
+      continue;
+    }
     std::optional<double> v = Number(p["placement_locality"]);
-    if (v && *v >= target) {
-      return Reached{p.value("seconds", 0.0), p.value("guest_bytes", uint64_t{0})};
+    if (!v || *v < target) {
+      held.reset();
+    } else if (!held) {
+      held = Reached{t - start, bytes > bytes_at_start ? bytes - bytes_at_start : 0};
     }
   }
-  return std::nullopt;
+  return held;
 }
 
 std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
@@ -165,7 +199,7 @@ std::string LabTable(const std::vector<LabRun>& all) {
   // one), ordered by nodes, workload as first seen, and mode.
   static const std::vector<std::string> kModes = {
       "off", "off-anon", "hard", "inverse", "numavm", "numavm-anon", "numavm-thp",
-      "numavm-window", "kernel", "kernel-thp", "numad", "churn"};
+      "numavm-extra", "numavm-window", "kernel", "kernel-thp", "numad", "churn"};
   auto mode_rank = [](const std::string& m) {
     auto it = std::find(kModes.begin(), kModes.end(), m);
     return it == kModes.end() ? kModes.size() : static_cast<size_t>(it - kModes.begin());
@@ -189,14 +223,22 @@ std::string LabTable(const std::vector<LabRun>& all) {
   });
   // HARD's placement is the yardstick: time and guest work until a mode's
   // placement reaches 90% of it.
-  std::map<std::pair<int, std::string>, double> hard;
+  std::map<std::pair<int, std::string>, double> hard, hard_speed;
+  auto speed = [](const LabRun& r) {
+    double s = 0;
+    if (r.report.is_object() && r.report["vcpu"].is_array()) {
+      for (const auto& v : r.report["vcpu"]) s += v.value("throughput_bytes_per_second", 0.0);
+    }
+    return s;
+  };
   for (const LabRun& r : runs) {
     if (r.mode == "hard" && r.placement) hard[{r.nodes, r.workload}] = *r.placement;
+    if (r.mode == "hard" && speed(r) > 0) hard_speed[{r.nodes, r.workload}] = speed(r);
   }
   std::string out = absl::StrFormat(
-      "%-5s %-12s %-13s %7s %7s %11s %11s %9s %11s %11s %7s %6s %s\n", "nodes", "workload", "mode",
-      "placed", "access", "s to 90%", "GiB to 90%", "migrated", "pte updates", "hint faults",
-      "cpu s", "lab x", "notes");
+      "%-5s %-12s %-13s %7s %7s %11s %11s %9s %11s %11s %7s %7s %6s %s\n", "nodes", "workload",
+      "mode", "placed", "access", "s to 90%", "GiB to 90%", "migrated", "pte updates",
+      "hint faults", "cpu s", "speed", "lab x", "notes");
   for (const LabRun& r : runs) {
     auto pct = [](std::optional<double> v) {
       return v ? absl::StrFormat("%.1f%%", 100 * *v) : std::string("-");
@@ -219,6 +261,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
                            r.counters.at("numa_hint_faults_local") /
                            r.counters.at("numa_hint_faults")));
     }
+    std::string rel = "-";
+    if (auto h = hard_speed.find({r.nodes, r.workload}); h != hard_speed.end() && speed(r) > 0) {
+      rel = absl::StrFormat("%.2f x", speed(r) / h->second);
+    }
     std::string notes;
     if (!r.report.is_object()) notes += "no result: the lab failed every time ";
     if (r.report.is_object() && r.exit_code != 0) notes += absl::StrCat("exit ", r.exit_code, " ");
@@ -230,6 +276,16 @@ std::string LabTable(const std::vector<LabRun>& all) {
       notes += absl::StrCat("numavm moved ", r.report["balance"].value("pages_migrated", uint64_t{0}),
                             ", re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}),
                             " ");
+      const nlohmann::json& sm = r.report["sampling"];
+      if (sm.is_object() && sm.value("scan", std::string()) == "regions" &&
+          sm.value("sampler", std::string("off")) != "off") {
+        // What the scan could afford here: its budget and what a probe cost.
+        notes += absl::StrFormat(
+            "(budget %.0f%%, %.0f us/probe host, %.0f us/fault, scan %.1f MiB/s) ",
+            100 * sm.value("stall_budget", 0.0), 1e6 * sm.value("host_seconds_per_probe", 0.0),
+            1e6 * sm.value("fault_cost_seconds", 0.0),
+            sm.value("rate_bytes_per_second", 0.0) / (1 << 20));
+      }
     }
     if (r.workload == "verify") {
       notes += absl::StrCat(
@@ -238,10 +294,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
           " s ");
     }
     absl::StrAppend(&out, absl::StrFormat(
-        "%-5d %-12s %-13s %7s %7s %11s %11s %9u %11s %11s %7s %6d %s\n", r.nodes, r.workload,
-        UpperMode(r.mode), pct(r.placement), pct(r.access), secs, gib, r.pages_migrated,
-        counter("numa_pte_updates"), hints,
-        r.balancer_cpu_seconds >= 0 ? absl::StrFormat("%.2f", r.balancer_cpu_seconds) : "-",
+        "%-5d %-12s %-13s %7s %7s %11s %11s %9u %11s %11s %7s %7s %6d %s\n", r.nodes,
+        r.workload, UpperMode(r.mode), pct(r.placement), pct(r.access), secs, gib,
+        r.pages_migrated, counter("numa_pte_updates"), hints,
+        r.balancer_cpu_seconds >= 0 ? absl::StrFormat("%.2f", r.balancer_cpu_seconds) : "-", rel,
         r.lab_failures, notes));
   }
   return out;
@@ -255,10 +311,13 @@ std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabR
     spec.title = absl::StrFormat("%s on %d nodes: declared memory on its vCPUs' nodes", r.workload,
                                  r.nodes);
     spec.y_label = "placement locality";
+    spec.x_label = "seconds since the first touch ended";
     PlotSeries s{UpperMode(r.mode), {}, r.mode == "hard"};
+    const double start = ConvergenceStart(r);
     for (const auto& p : r.report["placement_series"]) {
       std::optional<double> v = Number(p["placement_locality"]);
-      if (v) s.points.emplace_back(p.value("seconds", 0.0), *v);
+      const double t = p.value("seconds", 0.0) - start;
+      if (v && t > 0) s.points.emplace_back(t, *v);
     }
     std::erase_if(spec.series, [&](const PlotSeries& o) { return o.name == s.name; });
     spec.series.push_back(std::move(s));

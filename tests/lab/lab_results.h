@@ -30,6 +30,10 @@ struct LabRun {
   double balancer_cpu_seconds = -1;  // numavm's sampling+balancing thread; -1: n/a
   uint64_t guest_bytes = 0;
   std::optional<uint64_t> mismatches;  // verify's result (empty: none reported)
+  // When the lab let the VM's vCPUs and memory go anywhere: the cpuset of
+  // the first touch widened (LAB-WIDEN, seconds after numavm started); empty
+  // for modes without that first touch.
+  std::optional<double> widened;
 };
 
 // Parses console logs (LAB: up ... nodes: N, LAB-JSON, LAB-VMSTAT lines).
@@ -40,9 +44,18 @@ std::vector<LabRun> ParseLabLog(const std::string& text);
 // reached `target`; empty if it never did.
 std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target);
 
+// Where a run's convergence clock starts: the guest's first touch is over
+// (its "run" phase began) and, for modes with a first touch through a
+// cpuset, the cpuset widened. Before it every mode's placement is what the
+// lab forced. 0 if the report says neither.
+double ConvergenceStart(const LabRun& run);
+
 // From the run's placement series (numavm run --placement-interval): the
-// first moment the declared memory's placement locality reached `target`,
-// in seconds and in guest bytes processed by then; empty if never.
+// first moment after ConvergenceStart from which the declared memory's
+// placement locality stayed at `target` or above to the end - reached and
+// held, so that a state the lab forced (every vCPU still on node 0) does
+// not count - in seconds since that start and in guest bytes processed
+// since it; empty if never.
 struct Reached {
   double seconds = 0;
   uint64_t guest_bytes = 0;

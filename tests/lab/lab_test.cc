@@ -66,7 +66,10 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
   const nlohmann::json& off_memory = off.report["memory_per_node"]["bytes"];
   EXPECT_GT(off_memory.value("0", uint64_t{0}), 8u << 20) << off.report["memory_per_node"];
   EXPECT_EQ(off_memory.value("1", uint64_t{0}), 0u) << off.report["memory_per_node"];
-  EXPECT_EQ(off.pages_migrated, 0u);
+  // pgmigrate_success counts every migration of the lab kernel, compaction's
+  // within a node too: OFF's own figure is that the kernel's NUMA balancing
+  // migrated nothing (and node 1 holds none of the guest's memory, above).
+  EXPECT_EQ(off.kernel_numa_migrated, 0u) << log;
   // numavm balanced: it moved pages, and memory is on both nodes.
   EXPECT_GT(on.report["balance"]["pages_migrated"].get<uint64_t>(), 0u) << log;
   EXPECT_GT(on.pages_migrated, 0u);

@@ -69,19 +69,26 @@ TEST(LabResultsTest, ARerunOfTheSameCaseReplacesTheEarlierOne) {
 namespace numavm::lab {
 namespace {
 
+// A report with a placement series of (seconds, locality) points; the guest
+// has processed `seconds` GiB by each.
+nlohmann::json SeriesReport(const std::vector<std::pair<double, double>>& series) {
+  nlohmann::json j;
+  j["exit_code"] = 0;
+  for (auto [t, v] : series) {
+    j["placement_series"].push_back(
+        {{"seconds", t}, {"placement_locality", v}, {"guest_bytes", uint64_t(t) << 30}});
+  }
+  return j;
+}
+
 // The fair lab's rows: every peer's own counters, time and guest work until
 // its placement reached 90% of HARD's, and runs the lab broke.
 TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
   auto report = [](const std::vector<std::pair<double, double>>& series) {
-    nlohmann::json j;
-    j["exit_code"] = 0;
+    nlohmann::json j = SeriesReport(series);
     j["placement_locality"] = series.back().second;
     j["balance"] = {{"window_access_locality", nullptr}, {"pages_migrated", 0}};
     j["vcpu"].push_back({{"index", 0}, {"bytes", 100}});
-    for (auto [t, v] : series) {
-      j["placement_series"].push_back(
-          {{"seconds", t}, {"placement_locality", v}, {"guest_bytes", uint64_t(t) << 30}});
-    }
     return j.dump();
   };
   const std::string log =
@@ -109,6 +116,40 @@ TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
   EXPECT_NE(table.find("200 (75%)"), std::string::npos) << table;
   EXPECT_NE(table.find("15.00"), std::string::npos) << table;  // GiB to 90% of HARD
   EXPECT_NE(table.find("no result: the lab failed every time"), std::string::npos) << table;
+}
+
+// The clock starts when the lab lets go (the cpuset widened, the first
+// touch over); a placement the lab forced before that, or one reached and
+// lost again, is not convergence.
+TEST(LabResultsTest, ConvergenceCountsFromTheWideningAndMustHold) {
+  auto report = [](const std::vector<std::pair<double, double>>& series) {
+    nlohmann::json j = SeriesReport(series);
+    j["balance"] = nlohmann::json::object();
+    j["phases"] = {{{"name", "first-touch"}, {"seconds", 0.1}}, {{"name", "run"}, {"seconds", 18}}};
+    return j.dump();
+  };
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
+      "LAB-WIDEN numa02 numavm 20\n"
+      "LAB-JSON numa02 numavm " +
+      report({{10, 1.0}, {20, 1.0}, {25, 1.0}, {30, 0.5}, {35, 0.95}, {40, 0.97}}) + "\n"
+      "LAB-WIDEN numa02 kernel 20\n"
+      "LAB-JSON numa02 kernel " + report({{10, 1.0}, {25, 1.0}, {30, 0.5}}) + "\n"
+      "LAB-JSON numa02 hard " + report({{10, 1.0}, {20, 1.0}, {25, 1.0}}) + "\n";
+  std::vector<LabRun> runs = ParseLabLog(log);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].widened, 20);
+  EXPECT_DOUBLE_EQ(ConvergenceStart(runs[0]), 20);
+  std::optional<Reached> numavm = PlacementReached(runs[0], 0.9);
+  ASSERT_TRUE(numavm.has_value());
+  EXPECT_DOUBLE_EQ(numavm->seconds, 15);           // held from 35 s
+  EXPECT_EQ(numavm->guest_bytes, 15ull << 30);     // the work since 20 s
+  EXPECT_FALSE(PlacementReached(runs[1], 0.9).has_value());  // lost at 30 s
+  EXPECT_FALSE(runs[2].widened.has_value());       // HARD: from its run phase
+  EXPECT_DOUBLE_EQ(ConvergenceStart(runs[2]), 18);
+  std::optional<Reached> hard = PlacementReached(runs[2], 0.9);
+  ASSERT_TRUE(hard.has_value());
+  EXPECT_DOUBLE_EQ(hard->seconds, 2);
 }
 
 TEST(LabResultsTest, AKernelRowThatDidNotScanSaysSo) {
