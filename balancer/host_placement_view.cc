@@ -31,6 +31,7 @@ HostPlacementView::HostPlacementView(const Topology& topology, std::vector<Guest
       ram_(std::move(ram)),
       threads_(std::move(threads)),
       migrator_(0, ram_.empty() ? kGuestPageBytes : ram_[0].page_bytes, limiter) {
+  migrator_.set_max_time(kMaxMoveTimePerPeriod);
   for (size_t i = 0; i < topology_.nodes.size(); ++i) {
     for (int cpu : topology_.nodes[i].cpus) {
       if (cpu >= static_cast<int>(node_index_of_cpu_.size())) node_index_of_cpu_.resize(cpu + 1, -1);

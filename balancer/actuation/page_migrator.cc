@@ -2,6 +2,8 @@
 
 #include <numaif.h>
 
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -45,22 +47,50 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch,
   return absl::OkStatus();
 }
 
+void PageMigrator::set_max_time(absl::Duration max_time, Clock clock) {
+  max_time_ = max_time;
+  clock_ = clock ? std::move(clock) : [] {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return absl::DurationFromTimespec(ts);
+  };
+}
+
 absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMove>& moves,
                                                        absl::Duration now) {
   MigrationOutcome out;
+  if (now != period_) {
+    period_ = now;
+    spent_ = absl::ZeroDuration();
+  }
+  const bool timed = max_time_ != absl::InfiniteDuration();
+  if (timed && spent_ >= max_time_) {
+    out.retry = moves;
+    out.deferred = moves.size();
+    return out;
+  }
   const uint64_t wanted = moves.size() * page_bytes_;
   const uint64_t granted = limiter_ ? limiter_->Take(wanted, now) : wanted;
-  const size_t allowed = static_cast<size_t>(granted / page_bytes_);
-  if (limiter_) limiter_->GiveBack(granted - allowed * page_bytes_);
-  for (size_t first = 0; first < allowed; first += kBatchPages) {
-    size_t last = std::min(allowed, first + kBatchPages);
-    std::vector<PageMove> batch(moves.begin() + first, moves.begin() + last);
-    if (absl::Status s = MigrateBatch(batch, out); !s.ok()) return s;
+  const size_t granted_pages = static_cast<size_t>(granted / page_bytes_);
+  if (limiter_) limiter_->GiveBack(granted - granted_pages * page_bytes_);
+  size_t allowed = granted_pages;
+  size_t done = 0;
+  while (done < allowed) {
+    if (timed && spent_ >= max_time_) break;  // the period's time is spent
+    const size_t last = std::min(allowed, done + kBatchPages);
+    std::vector<PageMove> batch(moves.begin() + done, moves.begin() + last);
+    const absl::Duration start = timed ? clock_() : absl::ZeroDuration();
+    absl::Status s = MigrateBatch(batch, out);
+    if (timed) spent_ += clock_() - start;
+    if (!s.ok()) return s;
+    done = last;
   }
+  allowed = done;
   for (size_t i = allowed; i < moves.size(); ++i) out.retry.push_back(moves[i]);
   out.deferred = moves.size() - allowed;
-  // Pages that did not move give their share of the budget back.
-  if (limiter_) limiter_->GiveBack((allowed - out.moved) * page_bytes_);
+  // Pages that did not move give their share of the budget back (those the
+  // time bound left unattempted too).
+  if (limiter_) limiter_->GiveBack((granted_pages - out.moved) * page_bytes_);
   return out;
 }
 

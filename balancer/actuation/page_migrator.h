@@ -1,6 +1,10 @@
 // Moves guest pages between host nodes with move_pages(2): batched, rate
 // limited, and judged by re-querying placement afterwards, because
 // move_pages' status array can report -EBUSY for pages that did move.
+// Optionally bounded in time too: once a period's migrations (the calls
+// with one `now`) have taken `max_time` of wall time, no new batch starts
+// and the rest is deferred - a host that migrates slowly, or a large
+// backlog, never holds the caller's loop for long.
 // The mechanism never knows why a page moves; outcomes go back to the policy.
 #ifndef NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_
 #define NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_
@@ -8,6 +12,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,6 +45,11 @@ class PageMigrator {
 
   static constexpr size_t kBatchPages = 512;
 
+  // Wall time a period's migrations may take (default: unbounded); `clock`
+  // is monotonic time (default: the host's).
+  using Clock = std::function<absl::Duration()>;
+  void set_max_time(absl::Duration max_time, Clock clock = nullptr);
+
   // Moves as many of `moves` as the rate limit allows, in batches.
   absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves,
                                            absl::Duration now);
@@ -50,6 +60,10 @@ class PageMigrator {
   const pid_t pid_;
   const uint64_t page_bytes_;
   RateLimiter* const limiter_;
+  absl::Duration max_time_ = absl::InfiniteDuration();
+  Clock clock_;
+  absl::Duration period_ = -absl::InfiniteDuration();  // the `now` of this period's calls
+  absl::Duration spent_;                               // wall time they took
 };
 
 }  // namespace numavm

@@ -66,6 +66,36 @@ TEST_F(MigratorTest, TheRateLimitDefersTheRest) {
   EXPECT_EQ(out->retry.size(), 200u);
 }
 
+TEST_F(MigratorTest, APeriodsTimeBoundDefersTheRestToTheNextPeriod) {
+  // Every batch "takes" 100 ms; a period may take 250 ms: three batches
+  // start (the third crosses the bound), the rest waits, and its share of
+  // the rate limit is given back. The next period starts afresh.
+  RateLimiter limiter(0, 4000 * 4096, absl::ZeroDuration());
+  PageMigrator migrator(0, 4096, &limiter);
+  absl::Duration fake;
+  migrator.set_max_time(absl::Milliseconds(250), [&fake] {
+    fake += absl::Milliseconds(100);  // read once before and once after each batch
+    return fake;
+  });
+  absl::StatusOr<MigrationOutcome> out = migrator.Migrate(MovesTo(0, 1000), absl::Seconds(1));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->moved, 1000u);  // two batches, 200 ms
+  out = migrator.Migrate(MovesTo(0, 1000), absl::Seconds(1));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->moved, 512u);  // a third batch (300 ms), then no more
+  EXPECT_EQ(out->deferred, 488u);
+  EXPECT_EQ(out->retry.size(), 488u);
+  out = migrator.Migrate(MovesTo(0, 10), absl::Seconds(1));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->moved, 0u);  // the period's time is spent
+  EXPECT_EQ(out->deferred, 10u);
+  // Only the pages that moved were charged.
+  EXPECT_EQ(limiter.Available(absl::Seconds(1)), (4000u - 1512u) * 4096);
+  out = migrator.Migrate(MovesTo(0, 10), absl::Seconds(2));  // the next period
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->moved, 10u);
+}
+
 TEST_F(MigratorTest, AnOfflineNodeIsAnErrorNotACrash) {
   PageMigrator migrator(0, 4096, nullptr);
   absl::StatusOr<MigrationOutcome> out = migrator.Migrate(MovesTo(63, 4), absl::ZeroDuration());
