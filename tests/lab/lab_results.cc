@@ -42,6 +42,19 @@ std::string UpperMode(const std::string& m) {
   return out;
 }
 
+// A placement sample taken while every vCPU still ran: once one has ended
+// (node -1) the "declared memory on its vCPUs' nodes" of the rest is not
+// the VM's, and a vCPU left alone can look perfectly placed.
+bool AllVcpusRunning(const nlohmann::json& sample) {
+  if (!sample.is_object() || !sample.contains("vcpu_nodes")) return true;
+  const nlohmann::json& nodes = sample.at("vcpu_nodes");
+  if (!nodes.is_array()) return true;
+  for (const auto& n : nodes) {
+    if (!n.is_number_integer() || n.get<int>() < 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<LabRun> ParseLabLog(const std::string& text) {
@@ -67,6 +80,13 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
       const nlohmann::json& b = r.report["balance"];
       r.access = Number(b["window_access_locality"]);
       r.placement = Number(r.report["placement_locality"]);
+      // With a series, the last sample while every vCPU ran is the end.
+      if (r.report["placement_series"].is_array()) {
+        for (const auto& p : r.report["placement_series"]) {
+          if (!AllVcpusRunning(p)) break;
+          if (std::optional<double> v = Number(p["placement_locality"])) r.placement = v;
+        }
+      }
       r.exit_code = r.report.value("exit_code", -1);
       if (absl::StartsWith(r.mode, "numavm") && r.report["sampling"].is_object()) {
         r.balancer_cpu_seconds = r.report["sampling"].value("cpu_seconds", -1.0);
@@ -156,6 +176,7 @@ std::optional<Reached> PlacementReached(const LabRun& run, double target) {
   uint64_t bytes_at_start = 0;
   std::optional<Reached> held;
   for (const auto& p : series) {
+    if (!AllVcpusRunning(p)) break;
     const double t = p.value("seconds", 0.0);
     const uint64_t bytes = p.value("guest_bytes", uint64_t{0});
     if (t <= start) {
@@ -315,6 +336,7 @@ std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabR
     PlotSeries s{UpperMode(r.mode), {}, r.mode == "hard"};
     const double start = ConvergenceStart(r);
     for (const auto& p : r.report["placement_series"]) {
+      if (!AllVcpusRunning(p)) break;
       std::optional<double> v = Number(p["placement_locality"]);
       const double t = p.value("seconds", 0.0) - start;
       if (v && t > 0) s.points.emplace_back(t, *v);

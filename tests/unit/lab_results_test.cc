@@ -152,6 +152,25 @@ TEST(LabResultsTest, ConvergenceCountsFromTheWideningAndMustHold) {
   EXPECT_DOUBLE_EQ(hard->seconds, 2);
 }
 
+// Once a vCPU has ended, the rest's memory is not the VM's: a lone vCPU on
+// its own memory must not make the run look converged (a lab run whose
+// vCPUs ended but one read 100% "placed" for 300 s).
+TEST(LabResultsTest, PlacementEndsWhenTheFirstVcpuEnds) {
+  nlohmann::json j = SeriesReport({{5, 0.5}, {10, 0.6}, {15, 1.0}, {20, 1.0}});
+  j["placement_locality"] = 1.0;
+  j["balance"] = nlohmann::json::object();
+  for (size_t i = 0; i < 4; ++i) {
+    j["placement_series"][i]["vcpu_nodes"] = i < 2 ? nlohmann::json{0, 1} : nlohmann::json{-1, 0};
+  }
+  const std::string log = "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\nLAB-JSON numa02 numavm " +
+                          j.dump() + "\n";
+  std::vector<LabRun> runs = ParseLabLog(log);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(PlacementReached(runs[0], 0.9).has_value());
+  ASSERT_TRUE(runs[0].placement.has_value());
+  EXPECT_DOUBLE_EQ(*runs[0].placement, 0.6);  // the last sample while both ran
+}
+
 TEST(LabResultsTest, AKernelRowThatDidNotScanSaysSo) {
   const std::string log =
       "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
