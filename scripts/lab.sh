@@ -111,7 +111,7 @@ for nodes in ${nodes_list//,/ }; do
       if grep -q "^LAB-BEGIN $w $m $entry\$" "$part"; then
         why=$(grep -m1 "^LAB-FAIL $w $m " "$part" | cut -d' ' -f4- | cut -c1-120)
         if [ -z "$why" ]; then
-          why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|BUG:|Oops' "$part" | tr -d '\r' | cut -c1-120)
+          why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|soft lockup|BUG:|Oops' "$part" | tr -d '\r' | cut -c1-120)
           echo "LAB-FAIL $w $m ${why:-the lab stopped}" >> "$log"
         fi
         echo "lab: $w $m: lab failure (${why:-the lab stopped})" >&2
