@@ -28,8 +28,16 @@ TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
   nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["end"], "completed");
   EXPECT_EQ(j["results"]["mismatches"]["sum"], 0);
-  EXPECT_GE(j["results"]["generations"]["sum"].get<uint64_t>(), 4u);
-  EXPECT_GT(j["sampling"]["samples"].get<uint64_t>(), 10000u);
+  const uint64_t generations = j["results"]["generations"]["sum"].get<uint64_t>();
+  EXPECT_GE(generations, 4u);
+  // The sampler kept up with the guest: every generation rewrites each
+  // page of a vCPU's slice (4 MiB / 2 vCPUs = 512 pages) while everything
+  // is armed, so it saw each of those rewrites at least once. Scaled by
+  // the generations the guest managed, not by a count a loaded machine
+  // may not reach in 60 s.
+  constexpr uint64_t kPagesPerVcpu = (4u << 20) / 4096 / 2;
+  EXPECT_GE(j["sampling"]["samples"].get<uint64_t>(), kPagesPerVcpu * generations)
+      << "generations " << generations;
   EXPECT_EQ(j["sampling"]["error"], "");
 }
 
