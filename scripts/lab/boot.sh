@@ -33,8 +33,11 @@ for ((a = 0; a < nodes; a++)); do
     q+=(-numa dist,src=$a,dst=$b,val=$d)
   done
 done
+# numa_balancing=disable: the kernel's scanner marks nothing before a
+# KERNEL run turns it on (pages it marked while booting would fault and
+# migrate in runs where nothing balances).
 q+=(-kernel "$kernel" -initrd "$initrd"
-    -append "console=ttyS0 panic=-1 loglevel=1 lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args lab.interval=$interval lab.window=$window${LAB_NUMAVM_ARGS:+ lab.numavm=$(echo "$LAB_NUMAVM_ARGS" | tr ' ' ',')}"
+    -append "console=ttyS0 panic=-1 loglevel=1 numa_balancing=disable lab.plan=$plan lab.vcpus=$vcpus lab.memory=$memory lab.args=$args lab.interval=$interval lab.window=$window${LAB_NUMAVM_ARGS:+ lab.numavm=$(echo "$LAB_NUMAVM_ARGS" | tr ' ' ',')}"
     -display none -monitor none -serial "file:$log" -no-reboot -nodefaults)
 : > "$log"
 timeout -k 5 "$timeout" "$qemu" "${q[@]}" &
