@@ -274,17 +274,16 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     absl::StatusOr<MigrationOutcome> outcome = view_.MovePages(moves, now);
     if (!outcome.ok()) return outcome.status();
     add(*outcome);
-    delta.move_cpu_time = ThreadCpuTime() - moves_start;
   }
   if (acting) {
     absl::StatusOr<RegionMovesOutcome> drained = regions_.Drain(view_, now, [&](uint64_t gfn) {
       if (MarkMoved(gfn)) ++delta.remigrations;
     });
-    delta.move_cpu_time = ThreadCpuTime() - moves_start;
     if (!drained.ok()) return drained.status();
     add(drained->pages);
     delta.regions_moved += drained->regions_done;
   }
+  delta.move_cpu_time = ThreadCpuTime() - moves_start;
   return absl::OkStatus();
 }
 

@@ -2,9 +2,8 @@
 
 #include <numaif.h>
 
-#include <time.h>
-
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -50,9 +49,7 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch,
 void PageMigrator::set_max_time(absl::Duration max_time, Clock clock) {
   max_time_ = max_time;
   clock_ = clock ? std::move(clock) : [] {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return absl::DurationFromTimespec(ts);
+    return absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
   };
 }
 
@@ -73,11 +70,10 @@ absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMov
   const uint64_t granted = limiter_ ? limiter_->Take(wanted, now) : wanted;
   const size_t granted_pages = static_cast<size_t>(granted / page_bytes_);
   if (limiter_) limiter_->GiveBack(granted - granted_pages * page_bytes_);
-  size_t allowed = granted_pages;
-  size_t done = 0;
-  while (done < allowed) {
+  size_t done = 0;  // pages attempted
+  while (done < granted_pages) {
     if (timed && spent_ >= max_time_) break;  // the period's time is spent
-    const size_t last = std::min(allowed, done + kBatchPages);
+    const size_t last = std::min(granted_pages, done + kBatchPages);
     std::vector<PageMove> batch(moves.begin() + done, moves.begin() + last);
     const absl::Duration start = timed ? clock_() : absl::ZeroDuration();
     absl::Status s = MigrateBatch(batch, out);
@@ -85,9 +81,8 @@ absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMov
     if (!s.ok()) return s;
     done = last;
   }
-  allowed = done;
-  for (size_t i = allowed; i < moves.size(); ++i) out.retry.push_back(moves[i]);
-  out.deferred = moves.size() - allowed;
+  for (size_t i = done; i < moves.size(); ++i) out.retry.push_back(moves[i]);
+  out.deferred = moves.size() - done;
   // Pages that did not move give their share of the budget back (those the
   // time bound left unattempted too).
   if (limiter_) limiter_->GiveBack((granted_pages - out.moved) * page_bytes_);
