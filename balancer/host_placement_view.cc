@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 #include "balancer/actuation/binding.h"
 #include "balancer/sampling/proc_file.h"
 
@@ -61,7 +62,7 @@ absl::StatusOr<std::vector<int>> HostPlacementView::PageNodes(const std::vector<
   std::vector<int> status(pages.size(), -1);
   if (!pages.empty() &&
       move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) < 0) {
-    return absl::InternalError(absl::StrCat("move_pages query: ", std::strerror(errno)));
+    return ErrnoStatus(errno, "move_pages query");
   }
   for (size_t k = 0; k < pages.size(); ++k) {
     if (status[k] >= 0) nodes[index[k]] = topology_.IndexOf(status[k]);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "balancer/control/control_client.h"
 #include "balancer/control/control_socket.h"
 #include "balancer/libvirt/domain_manager.h"
 #include "base/size.h"
@@ -110,32 +111,39 @@ int DetachCommand(const DetachFlags& flags) {
     return Fail("detach", absl::InvalidArgumentError("name the domains to detach, or give --all"));
   }
   std::vector<std::string> pending = flags.domains;
-  int detached = 0;
-  for (const std::string& socket : ListControlSockets(RuntimeDir())) {
-    absl::StatusOr<std::string> reply = ControlRequest(socket, "report");
-    if (!reply.ok()) continue;
-    nlohmann::json j = nlohmann::json::parse(*reply, nullptr, false);
-    if (j.is_discarded() || !j.contains("vms")) continue;
-    for (const auto& vm : j["vms"]) {
-      const std::string name = vm.value("name", std::string());
-      if (vm.value("kind", std::string()) != "libvirt") continue;
-      auto it = std::find(pending.begin(), pending.end(), name);
+  int detached = 0, failed = 0;
+  absl::StatusOr<std::vector<std::string>> sockets = ListControlSockets(RuntimeDir());
+  if (!sockets.ok()) return Fail("detach", sockets.status(), kExitHostError);
+  for (const std::string& socket : *sockets) {
+    absl::StatusOr<PeerReport> peer = RequestReport(socket);
+    if (absl::IsNotFound(peer.status())) continue;  // a stale socket
+    if (!peer.ok()) {
+      // A process that cannot say what it balances may hold a domain asked for.
+      std::fprintf(stderr, "numavm detach: %s: %s\n", socket.c_str(),
+                   std::string(peer.status().message()).c_str());
+      ++failed;
+      continue;
+    }
+    for (const VmReport& vm : peer->vms) {
+      if (vm.kind != "libvirt") continue;
+      auto it = std::find(pending.begin(), pending.end(), vm.name);
       if (!flags.all && it == pending.end()) continue;
-      absl::StatusOr<std::string> r = ControlRequest(socket, absl::StrCat("detach ", name));
-      if (r.ok() && *r == "ok") {
-        std::printf("detached %s (%s, pid %d)\n", name.c_str(),
-                    j.value("process", std::string("?")).c_str(), j.value("pid", 0));
+      if (absl::Status s = RequestDetach(socket, vm.name); s.ok()) {
+        std::printf("detached %s (%s, pid %d)\n", vm.name.c_str(),
+                    peer->process.empty() ? "?" : peer->process.c_str(), peer->pid);
         ++detached;
         if (it != pending.end()) pending.erase(it);
       } else {
-        std::fprintf(stderr, "numavm detach: %s: %s\n", name.c_str(),
-                     r.ok() ? r->c_str() : std::string(r.status().message()).c_str());
+        std::fprintf(stderr, "numavm detach: %s: %s\n", vm.name.c_str(),
+                     std::string(s.message()).c_str());
+        ++failed;
       }
     }
   }
   for (const std::string& name : pending) {
     std::fprintf(stderr, "numavm detach: no numavm process has '%s' attached\n", name.c_str());
   }
+  if (failed > 0) return kExitHostError;
   if (!pending.empty()) return kExitBadInput;
   if (flags.all && detached == 0) std::printf("nothing was attached\n");
   return kExitOk;

@@ -1,9 +1,10 @@
 #include "cli/daemon_config.h"
 
-#include <fstream>
-#include <sstream>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "absl/strings/str_cat.h"
+#include "base/read_file.h"
 #include "base/size.h"
 #include "base/toml.h"
 #include "cli/run_options.h"
@@ -32,6 +33,12 @@ absl::Status SetRate(absl::string_view text, DaemonConfig& c) {
   return absl::OkStatus();
 }
 
+bool IsNumericAddress(const std::string& text) {
+  unsigned char buffer[sizeof(in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
+
 absl::Status SetPort(int64_t port, DaemonConfig& c) {
   if (port < 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("port ", port, " is not 0-65535"));
   c.metrics_port = static_cast<int>(port);
@@ -44,13 +51,19 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
   absl::StatusOr<toml::table> t = ParseToml(text, source);
   if (!t.ok()) return t.status();
   if (absl::Status s = CheckTomlKeys(*t, {"daemon", "metrics"}, "the top level", source); !s.ok()) return s;
-  if (const toml::table* d = (*t)["daemon"].as_table()) {
+  absl::StatusOr<const toml::table*> daemon = TomlTable(*t, "daemon", source);
+  if (!daemon.ok()) return daemon.status();
+  absl::StatusOr<const toml::table*> metrics = TomlTable(*t, "metrics", source);
+  if (!metrics.ok()) return metrics.status();
+  if (const toml::table* d = *daemon) {
     if (absl::Status s = CheckTomlKeys(*d, {"connect", "mode", "interval", "migrate_rate", "domains"},
                                        "[daemon]", source);
         !s.ok()) {
       return s;
     }
-    if (auto v = (*d)["connect"].value<std::string>()) c.connect = *v;
+    absl::StatusOr<std::optional<std::string>> connect = TomlString(*d, "connect", "daemon.connect", source);
+    if (!connect.ok()) return connect.status();
+    if (*connect) c.connect = **connect;
     if (const toml::node* n = d->get("mode")) {
       auto v = n->value<std::string>();
       if (!v) return Bad(source, "daemon.mode must be \"advise\" or \"enforce\"");
@@ -79,14 +92,14 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
       }
     }
   }
-  if (const toml::table* m = (*t)["metrics"].as_table()) {
+  if (const toml::table* m = *metrics) {
     if (absl::Status s = CheckTomlKeys(*m, {"address", "port"}, "[metrics]", source); !s.ok()) return s;
-    if (auto v = (*m)["address"].value<std::string>()) c.metrics_address = *v;
-    if (const toml::node* n = m->get("port")) {
-      auto v = n->value<int64_t>();
-      if (!v) return Bad(source, "metrics.port must be a number");
-      if (absl::Status s = SetPort(*v, c); !s.ok()) return Bad(source, s.message());
-    }
+    absl::StatusOr<std::optional<std::string>> address = TomlString(*m, "address", "metrics.address", source);
+    if (!address.ok()) return address.status();
+    if (*address) c.metrics_address = **address;
+    absl::StatusOr<std::optional<int64_t>> port = TomlInt(*m, "port", 0, 65535, "metrics.port", source);
+    if (!port.ok()) return port.status();
+    if (*port) c.metrics_port = static_cast<int>(**port);
   }
   return absl::OkStatus();
 }
@@ -94,11 +107,9 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
 absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
   DaemonConfig c;
   if (!flags.config_path.empty()) {
-    std::ifstream in(flags.config_path);
-    if (!in) return absl::NotFoundError(absl::StrCat("config ", flags.config_path, ": cannot open file"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (absl::Status s = ApplyDaemonToml(ss.str(), flags.config_path, c); !s.ok()) return s;
+    absl::StatusOr<std::string> text = ReadRegularFile(flags.config_path, "config");
+    if (!text.ok()) return text.status();
+    if (absl::Status s = ApplyDaemonToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   if (!flags.connect.empty()) c.connect = flags.connect;
   if (!flags.mode.empty()) {
@@ -118,10 +129,15 @@ absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
   }
   if (!flags.domains.empty()) c.domains = flags.domains;
   if (!flags.metrics_address.empty()) c.metrics_address = flags.metrics_address;
-  if (flags.metrics_port >= 0) {
-    if (absl::Status s = SetPort(flags.metrics_port, c); !s.ok()) {
+  if (flags.metrics_port) {
+    if (absl::Status s = SetPort(*flags.metrics_port, c); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--metrics-port: ", s.message()));
     }
+  }
+  if (!IsNumericAddress(c.metrics_address)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metrics address '", c.metrics_address,
+        "' is not an IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)"));
   }
   return c;
 }

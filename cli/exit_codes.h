@@ -11,7 +11,7 @@ inline constexpr int kExitGuestFailed = 1;  // the guest exited non-zero
 inline constexpr int kExitBadInput = 2;     // flags, config, payload, host limits
 inline constexpr int kExitGuestFault = 3;   // the guest broke the rules; stopped
 inline constexpr int kExitTimeout = 4;      // --timeout passed; stopped
-inline constexpr int kExitHostError = 5;    // KVM or another host failure
+inline constexpr int kExitHostError = 5;    // KVM or another host failure; a lost --record
 inline constexpr int kExitInterrupted = 130;
 
 inline int ExitCodeFor(RunEnd end) {
@@ -31,7 +31,8 @@ inline constexpr const char* kExitCodeHelp =
     "(flags, config, payload, host limits); 3 guest fault (unknown port, "
     "access outside RAM, CPU exception, triple fault, console flood), VM "
     "stopped; 4 "
-    "--timeout passed, VM stopped; 5 host error (KVM); 130 interrupted.";
+    "--timeout passed, VM stopped; 5 host error (KVM, or the --record file could not be "
+    "written: the report is still printed); 130 interrupted.";
 
 }  // namespace numavm
 

@@ -3,6 +3,8 @@
 #ifndef NUMAVM_CLI_LIBVIRT_COMMANDS_H_
 #define NUMAVM_CLI_LIBVIRT_COMMANDS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,13 +34,13 @@ struct DaemonFlags {
   std::string migrate_rate;
   std::vector<std::string> domains;
   std::string metrics_address;
-  int metrics_port = -1;  // -1: the config's or 9464; 0: no metrics server
+  std::optional<int64_t> metrics_port;  // unset: the config's or 9464; 0: no metrics server
   std::string duration;
 };
 
 struct ReportFlags {
   bool json = false;
-  double watch_seconds = 0;  // 0: once
+  std::string watch;  // empty: once; else a duration (2, 5s, 500ms)
   std::string connect;
   bool no_libvirt = false;
 };

@@ -241,7 +241,10 @@ void AddAttachCommands(CLI::App& app, numavm::AttachFlags& attach, numavm::Detac
   CLI::App* d = app.add_subcommand(
       "detach", "Tell the numavm process balancing a libvirt domain to let it go; its "
                 "vCPU pinning is restored.");
-  d->footer("\nExample: numavm detach web1\n");
+  d->footer(
+      "\nExit status: 0 detached (or, with --all, nothing was attached); 2 a named domain "
+      "is not attached by any numavm process; 5 a numavm process did not answer or could not "
+      "detach.\nExample: numavm detach web1\n");
   d->add_option("domains", detach.domains, "libvirt domain names");
   d->add_flag("--all", detach.all, "every domain any numavm process has attached");
 }
@@ -288,7 +291,8 @@ void AddReportCommand(CLI::App& app, numavm::ReportFlags& flags) {
       "/run/numavm for root).\nExamples:\n  numavm report\n  numavm report --json\n"
       "  numavm report --watch 2\n");
   r->add_flag("--json", flags.json, "JSON instead of a table");
-  r->add_option("--watch", flags.watch_seconds, "print again every SECONDS until Ctrl-C");
+  r->add_option("--watch", flags.watch,
+                "print again every DURATION until Ctrl-C (seconds, or e.g. 5s, 500ms; at least 100ms)");
   r->add_option("--connect", flags.connect, "libvirt URI (default: libvirt's default)");
   r->add_flag("--no-libvirt", flags.no_libvirt, "only numavm processes, do not ask libvirt");
 }
@@ -318,6 +322,15 @@ int main(int argc, char** argv) {
   AddDaemonCommand(app, daemon_flags);
   numavm::ReportFlags report_flags;
   AddReportCommand(app, report_flags);
+  // An option given an empty value ("--vcpus ''") is an error, never the
+  // default it would silently fall back to.
+  const CLI::Validator non_empty(
+      [](std::string& v) { return v.empty() ? std::string("an empty value") : std::string(); }, "");
+  for (CLI::App* sub : app.get_subcommands({})) {
+    for (CLI::Option* o : sub->get_options()) {
+      if (o->get_expected_min() > 0 && !o->get_positional()) o->check(non_empty);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -327,8 +340,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "numavm: %s\n", e.what());
-    std::fprintf(stderr, "Run 'numavm --help' for usage.\n");
+    std::fprintf(stderr, "numavm: %s (see 'numavm --help')\n", e.what());
     return numavm::kExitBadInput;
   }
   if (app.got_subcommand("run")) return numavm::RunCommand(run_flags);

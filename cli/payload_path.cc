@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/read_file.h"
 
 namespace numavm {
 namespace fs = std::filesystem;
@@ -45,9 +46,9 @@ std::vector<std::string> AvailablePayloads() {
 absl::StatusOr<std::string> ResolvePayload(const std::string& spec) {
   if (spec.empty()) return absl::InvalidArgumentError("--payload is empty");
   if (absl::StrContains(spec, '/') || absl::EndsWith(spec, ".elf")) {
-    if (!fs::is_regular_file(spec)) {
-      return absl::NotFoundError(absl::StrCat("payload ", spec, ": no such file"));
-    }
+    // Opening it says what is wrong: missing, unreadable, not a regular file.
+    absl::StatusOr<RegularFile> file = RegularFile::Open(spec, "payload", ~0ull);
+    if (!file.ok()) return file.status();
     return spec;
   }
   for (const std::string& dir : PayloadSearchPath()) {

@@ -5,10 +5,12 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/control/control_client.h"
 #include "balancer/control/control_socket.h"
 #include "balancer/libvirt/attached_domain.h"
 #include "cli/exit_codes.h"
 #include "cli/libvirt_commands.h"
+#include "cli/run_options.h"
 #include "cli/service_loop.h"
 
 namespace numavm {
@@ -21,30 +23,23 @@ struct Collected {
 
 // From the control sockets of running numavm processes.
 void FromNumavmProcesses(Collected& out) {
-  const std::string dir = RuntimeDir();
-  for (const std::string& socket : ListControlSockets(dir)) {
-    absl::StatusOr<std::string> reply = ControlRequest(socket, "report");
-    if (absl::IsNotFound(reply.status())) {
-      unlink(socket.c_str());  // its process is gone
+  absl::StatusOr<std::vector<std::string>> sockets = ListControlSockets(RuntimeDir());
+  if (!sockets.ok()) {
+    out.notes.push_back(std::string(sockets.status().message()));
+    return;
+  }
+  for (const std::string& socket : *sockets) {
+    absl::StatusOr<PeerReport> peer = RequestReport(socket);
+    if (absl::IsNotFound(peer.status())) {
+      UnlinkStaleSocket(socket);  // its process is gone
       continue;
     }
-    if (!reply.ok()) {
-      out.notes.push_back(absl::StrCat(socket, ": ", reply.status().message()));
+    if (!peer.ok()) {
+      out.notes.push_back(absl::StrCat(socket, ": ", peer.status().message()));
       continue;
     }
-    nlohmann::json j = nlohmann::json::parse(*reply, nullptr, false);
-    if (j.is_discarded() || !j.contains("vms") || !j["vms"].is_array()) {
-      out.notes.push_back(absl::StrCat(socket, ": not a numavm report"));
-      continue;
-    }
-    for (const auto& v : j["vms"]) {
-      absl::StatusOr<VmReport> r = VmReportFromJson(v);
-      if (r.ok()) {
-        out.vms.push_back(std::move(*r));
-      } else {
-        out.notes.push_back(absl::StrCat(socket, ": ", r.status().message()));
-      }
-    }
+    for (VmReport& r : peer->vms) out.vms.push_back(std::move(r));
+    for (const std::string& p : peer->problems) out.notes.push_back(absl::StrCat(socket, ": ", p));
   }
 }
 
@@ -99,9 +94,16 @@ void Print(const ReportFlags& flags, const Collected& c) {
 }  // namespace
 
 int ReportCommand(const ReportFlags& flags) {
-  if (flags.watch_seconds < 0) {
-    std::fprintf(stderr, "numavm report: --watch wants a positive number of seconds\n");
-    return kExitBadInput;
+  absl::Duration every = absl::ZeroDuration();  // zero: once
+  if (!flags.watch.empty()) {
+    absl::StatusOr<absl::Duration> d = ParseTimeout(flags.watch);
+    if (!d.ok() || *d < kMinPrintInterval) {
+      std::fprintf(stderr, "numavm report: --watch: %s\n",
+                   d.ok() ? absl::StrCat("at least ", absl::FormatDuration(kMinPrintInterval)).c_str()
+                          : std::string(d.status().message()).c_str());
+      return kExitBadInput;
+    }
+    every = *d;
   }
   SignalWaiter signals;
   const Topology topology = HostTopologyOrOneNode("numavm report");
@@ -109,13 +111,13 @@ int ReportCommand(const ReportFlags& flags) {
     Collected c;
     FromNumavmProcesses(c);
     if (!flags.no_libvirt) FromLibvirt(flags, topology, c);
-    if (flags.watch_seconds > 0 && !flags.json) {
+    if (every > absl::ZeroDuration() && !flags.json) {
       std::cout << "\n" << absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone())
                 << "\n";
     }
     Print(flags, c);
-    if (flags.watch_seconds == 0) return kExitOk;
-    int sig = signals.Wait(absl::Seconds(flags.watch_seconds));
+    if (every == absl::ZeroDuration()) return kExitOk;
+    int sig = signals.Wait(every);
     if (sig == SIGINT || sig == SIGTERM) return kExitOk;
   }
 }

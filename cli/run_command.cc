@@ -62,10 +62,12 @@ class SignalWatcher final {
       }
     });
   }
+  // The signals stay blocked: one that comes after the VM stopped (a second
+  // Ctrl-C while the report is written) is taken by TakeStopSignal, never
+  // the default action that would end numavm before its report.
   ~SignalWatcher() {
     done_.store(true);
     thread_.join();
-    pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
   }
 
  private:
@@ -73,6 +75,19 @@ class SignalWatcher final {
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
+
+// True when SIGINT or SIGTERM came (and is now taken) since the watcher
+// stopped looking.
+bool TakeStopSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const timespec now{0, 0};
+  bool any = false;
+  while (sigtimedwait(&set, nullptr, &now) > 0) any = true;
+  return any;
+}
 
 }  // namespace
 
@@ -334,14 +349,20 @@ int RunCommand(const RunFlags& flags) {
     summary.balance.counters.pages_migrated += churn->moved();
   }
   summary.balance.error = balance_error;
+  if (host_budget != nullptr) {
+    if (std::string p = host_budget->Problem(); !p.empty()) summary.notes.push_back(p);
+  }
+  summary.exit_code = ExitCodeFor(summary.outcome.end);
+  std::string record_error;  // a recording the user asked for that was lost
   if (record) {
     if (absl::Status s = record->Close(); s.ok()) {
       summary.notes.push_back(absl::StrCat("access stream recorded in ", options.record_path));
     } else {
-      summary.notes.push_back(absl::StrCat("--record ", options.record_path, ": ", s.message()));
+      record_error = absl::StrCat("--record ", options.record_path, ": ", s.message());
+      summary.notes.push_back(record_error);
+      if (summary.exit_code == kExitOk) summary.exit_code = kExitHostError;
     }
   }
-  summary.exit_code = ExitCodeFor(summary.outcome.end);
 
   std::vector<HostRange> ranges;
   for (const GuestRegion& r : (*vm)->memory().regions()) {
@@ -378,14 +399,19 @@ int RunCommand(const RunFlags& flags) {
   }
   for (std::string& w : placement.warnings()) summary.notes.push_back(std::move(w));
 
+  // Interrupted after the VM stopped: still the report, and the exit status
+  // of an interrupted run.
+  if (TakeStopSignal() && summary.exit_code == kExitOk) summary.exit_code = kExitInterrupted;
   if (options.report == ReportFormat::kJson) {
     std::cout << SummaryToJson(summary).dump(2) << std::endl;
   } else {
     std::cout << SummaryToTable(summary) << std::flush;
   }
-  if (summary.exit_code != kExitOk) {
+  if (ExitCodeFor(summary.outcome.end) != kExitOk) {
     std::fprintf(stderr, "numavm run: %s\n", summary.outcome.message.c_str());
   }
+  if (!record_error.empty()) std::fprintf(stderr, "numavm run: %s\n", record_error.c_str());
+  if (TakeStopSignal() && summary.exit_code == kExitOk) summary.exit_code = kExitInterrupted;
   return summary.exit_code;
 }
 

@@ -1,11 +1,15 @@
 #include "cli/run_config_file.h"
 
+#include <climits>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/size.h"
 #include "base/toml.h"
+#include "vmm/guest_abi.h"
 
 namespace numavm {
 namespace {
@@ -35,11 +39,10 @@ absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
       !s.ok()) {
     return s;
   }
-  if (const toml::node* n = vm.get("vcpus")) {
-    auto v = n->value<int64_t>();
-    if (!v) return Bad(source, "vm.vcpus must be an integer");
-    options.vm.vcpus = static_cast<int>(*v);
-  }
+  absl::StatusOr<std::optional<int64_t>> vcpus =
+      TomlInt(vm, "vcpus", 1, abi::kMaxVcpus, "vm.vcpus", source);
+  if (!vcpus.ok()) return vcpus.status();
+  if (*vcpus) options.vm.vcpus = static_cast<int>(**vcpus);
   if (const toml::node* n = vm.get("memory")) {
     absl::StatusOr<std::string> text = SizeString(*n, "vm.memory", source);
     if (!text.ok()) return text.status();
@@ -47,19 +50,20 @@ absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
     if (!bytes.ok()) return Bad(source, absl::StrCat("vm.memory: ", bytes.status().message()));
     options.vm.memory_bytes = *bytes;
   }
-  if (const toml::node* n = vm.get("backing")) {
-    auto v = n->value<std::string>();
-    if (!v) return Bad(source, "vm.backing must be a string");
-    absl::StatusOr<Backing> b = ParseBacking(*v);
-    if (!b.ok()) return Bad(source, b.status().message());
+  absl::StatusOr<std::optional<std::string>> backing = TomlString(vm, "backing", "vm.backing", source);
+  if (!backing.ok()) return backing.status();
+  if (*backing) {
+    absl::StatusOr<Backing> b = ParseBacking(**backing);
+    if (!b.ok()) return TomlError(*vm.get("backing"), b.status().message(), source);
     options.vm.backing = *b;
   }
   if (const toml::node* n = vm.get("timeout")) {
     std::string text;
-    if (auto s = n->value<std::string>()) text = *s;
-    else if (auto i = n->value<int64_t>()) text = absl::StrCat(*i);
+    if (n->is_string()) text = **n->as_string();
+    else if (n->is_integer()) text = absl::StrCat(**n->as_integer());
+    else return TomlError(*n, "vm.timeout must be a duration such as \"30s\"", source);
     absl::StatusOr<absl::Duration> t = ParseTimeout(text);
-    if (!t.ok()) return Bad(source, absl::StrCat("vm.timeout: ", t.status().message()));
+    if (!t.ok()) return TomlError(*n, absl::StrCat("vm.timeout: ", t.status().message()), source);
     options.vm.timeout = *t;
   }
   return absl::OkStatus();
@@ -86,9 +90,11 @@ absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
     const toml::array* vcpus = cell->get_as<toml::array>("vcpus");
     if (vcpus == nullptr) return Bad(source, absl::StrCat(where, " needs vcpus = [..]"));
     for (const toml::node& v : *vcpus) {
-      auto index = v.value<int64_t>();
-      if (!index) return Bad(source, absl::StrCat(where, ": vcpus must be integers"));
-      c.vcpus.push_back(static_cast<int>(*index));
+      if (!v.is_integer() || **v.as_integer() < 0 || **v.as_integer() >= abi::kMaxVcpus) {
+        return TomlError(v, absl::StrCat(where, ": vcpus must be integers 0-", abi::kMaxVcpus - 1),
+                         source);
+      }
+      c.vcpus.push_back(static_cast<int>(**v.as_integer()));
     }
     options.vm.cells.push_back(std::move(c));
   }
@@ -137,16 +143,18 @@ absl::Status ApplySampling(const toml::table& t, absl::string_view source,
     if (!v) return Bad(source, absl::StrCat("sampling.", k.key, " must be a string"));
     if (absl::Status s = k.set(*v, options); !s.ok()) return Bad(source, s.message());
   }
-  if (const toml::node* n = t.get("probes")) {
-    auto v = n->value<int64_t>();
-    if (!v) return Bad(source, "sampling.probes must be an integer");
-    if (absl::Status s = SetScanProbes(*v, options); !s.ok()) return Bad(source, s.message());
+  absl::StatusOr<std::optional<int64_t>> probes =
+      TomlInt(t, "probes", 0, INT32_MAX, "sampling.probes", source);
+  if (!probes.ok()) return probes.status();
+  if (*probes) {
+    if (absl::Status s = SetScanProbes(**probes, options); !s.ok()) {
+      return TomlError(*t.get("probes"), s.message(), source);
+    }
   }
-  if (const toml::node* n = t.get("ring_entries")) {
-    auto v = n->value<int64_t>();
-    if (!v || *v <= 0) return Bad(source, "sampling.ring_entries must be a positive integer");
-    options.sampling.ring_entries = static_cast<uint32_t>(*v);
-  }
+  absl::StatusOr<std::optional<int64_t>> ring =
+      TomlInt(t, "ring_entries", 1, INT32_MAX, "sampling.ring_entries", source);
+  if (!ring.ok()) return ring.status();
+  if (*ring) options.sampling.ring_entries = static_cast<uint32_t>(**ring);
   return absl::OkStatus();
 }
 
@@ -170,31 +178,46 @@ absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
   }
   if (const toml::table* payload = root.get_as<toml::table>("payload")) {
     if (absl::Status s = CheckKeys(*payload, {"name", "args"}, "[payload]", source); !s.ok()) return s;
-    if (auto name = (*payload)["name"].value<std::string>()) options.payload = *name;
-    else if (payload->contains("name")) return Bad(source, "payload.name must be a string");
-    if (auto args = (*payload)["args"].value<std::string>()) options.vm.payload_args = *args;
-    else if (payload->contains("args")) return Bad(source, "payload.args must be a string");
+    absl::StatusOr<std::optional<std::string>> name = TomlString(*payload, "name", "payload.name", source);
+    if (!name.ok()) return name.status();
+    if (*name) options.payload = **name;
+    absl::StatusOr<std::optional<std::string>> args = TomlString(*payload, "args", "payload.args", source);
+    if (!args.ok()) return args.status();
+    if (*args) options.vm.payload_args = **args;
+  } else if (root.contains("payload")) {
+    return TomlError(*root.get("payload"), "payload must be a table ([payload])", source);
   }
   if (const toml::table* placement = root.get_as<toml::table>("placement")) {
     if (absl::Status s = CheckKeys(*placement, {"mode"}, "[placement]", source); !s.ok()) return s;
-    if (auto mode = (*placement)["mode"].value<std::string>()) {
-      absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(*mode);
-      if (!p.ok()) return Bad(source, p.status().message());
+    absl::StatusOr<std::optional<std::string>> mode = TomlString(*placement, "mode", "placement.mode", source);
+    if (!mode.ok()) return mode.status();
+    if (*mode) {
+      absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(**mode);
+      if (!p.ok()) return TomlError(*placement->get("mode"), p.status().message(), source);
       options.placement = *p;
     }
+  } else if (root.contains("placement")) {
+    return TomlError(*root.get("placement"), "placement must be a table ([placement])", source);
   }
   if (const toml::table* report = root.get_as<toml::table>("report")) {
     if (absl::Status s = CheckKeys(*report, {"format"}, "[report]", source); !s.ok()) return s;
-    if (auto format = (*report)["format"].value<std::string>()) {
-      absl::StatusOr<ReportFormat> parsed_format = ParseReportFormat(*format);
+    absl::StatusOr<std::optional<std::string>> format = TomlString(*report, "format", "report.format", source);
+    if (!format.ok()) return format.status();
+    if (*format) {
+      absl::StatusOr<ReportFormat> parsed_format = ParseReportFormat(**format);
       if (!parsed_format.ok()) {
-        return Bad(source, absl::StrCat("report.format: ", parsed_format.status().message()));
+        return TomlError(*report->get("format"),
+                         absl::StrCat("report.format: ", parsed_format.status().message()), source);
       }
       options.report = *parsed_format;
     }
+  } else if (root.contains("report")) {
+    return TomlError(*root.get("report"), "report must be a table ([report])", source);
   }
   if (const toml::table* sampling = root.get_as<toml::table>("sampling")) {
     if (absl::Status s = ApplySampling(*sampling, source, options); !s.ok()) return s;
+  } else if (root.contains("sampling")) {
+    return TomlError(*root.get("sampling"), "sampling must be a table ([sampling])", source);
   }
   if (root.contains("cell")) {
     const toml::array* cells = root.get_as<toml::array>("cell");

@@ -1,16 +1,18 @@
 #include "cli/run_options.h"
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "balancer/topology/topology.h"
+#include "base/read_file.h"
 #include "base/size.h"
 #include "cli/run_config_file.h"
+#include "vmm/guest_abi.h"
 
 namespace numavm {
 namespace {
@@ -63,6 +65,10 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (flags.stats_interval) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.stats_interval);
     if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
+    if (*d < kMinPrintInterval) {
+      return absl::InvalidArgumentError(absl::StrCat("--stats-interval: at least ",
+                                                     absl::FormatDuration(kMinPrintInterval)));
+    }
     options.stats_interval = *d;
   }
   if (flags.placement_interval) {
@@ -118,7 +124,7 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (flags.payload) options.payload = *flags.payload;
   if (!flags.payload_args.empty()) {
     for (const std::string& arg : flags.payload_args) {
-      if (!absl::StrContains(arg, '=') || absl::StrContains(arg, ' ')) {
+      if (absl::StrContains(arg, ' ')) {
         return absl::InvalidArgumentError(absl::StrCat(
             "payload argument '", arg, "' must look like key=value"));
       }
@@ -175,7 +181,46 @@ absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
   if (d <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be positive"));
   }
+  if (d > kMaxDuration) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is more than ",
+                                                   absl::FormatDuration(kMaxDuration)));
+  }
   return d;
+}
+
+absl::Status CheckPayloadArgs(absl::string_view args) {
+  for (absl::string_view arg : absl::StrSplit(args, ' ', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    const bool has_equals = absl::StrContains(arg, '=');
+    bool key_ok = has_equals && !kv.first.empty();
+    for (char c : kv.first) key_ok = key_ok && (absl::ascii_isalnum(c) || c == '_');
+    if (!key_ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("payload argument '", arg, "' must look like key=value"));
+    }
+    // What the guest's ArgU64 reads: digits and an optional K, M or G.
+    absl::string_view digits = kv.second;
+    int shift = 0;
+    if (!digits.empty()) {
+      switch (digits.back()) {
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        default: break;
+      }
+      if (shift != 0) digits.remove_suffix(1);
+    }
+    uint64_t v = 0;
+    const bool all_digits = !digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                                           [](char c) { return absl::ascii_isdigit(c); });
+    if (!all_digits || !absl::SimpleAtoi(digits, &v) || v > (uint64_t{1} << (62 - shift))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "payload argument '", arg,
+          "': the value must be a whole number with an optional K, M or G (e.g. size=64M, "
+          "iterations=4)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec) {
@@ -186,10 +231,11 @@ absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec) {
   }
   absl::StatusOr<uint64_t> bytes = ParseSize(parts[0]);
   if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("--cell: ", bytes.status().message()));
-  absl::StatusOr<std::vector<int>> vcpus = ParseCpuList(parts[1]);
-  if (!vcpus.ok() || vcpus->empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': bad vCPU list"));
+  absl::StatusOr<std::vector<int>> vcpus = ParseCpuList(parts[1], abi::kMaxVcpus - 1);
+  if (!vcpus.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': ", vcpus.status().message()));
   }
+  if (vcpus->empty()) return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': no vCPUs"));
   return CellConfig{*bytes, *std::move(vcpus)};
 }
 
@@ -293,18 +339,14 @@ absl::Status SetScanPeriodMax(absl::string_view text, RunOptions& options) {
 absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags) {
   RunOptions options;
   if (!flags.config_path.empty()) {
-    std::ifstream in(flags.config_path);
-    if (!in) {
-      return absl::NotFoundError(
-          absl::StrCat("config ", flags.config_path, ": cannot open file"));
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (absl::Status s = ApplyRunConfig(ss.str(), flags.config_path, options); !s.ok()) {
+    absl::StatusOr<std::string> text = ReadRegularFile(flags.config_path, "config");
+    if (!text.ok()) return text.status();
+    if (absl::Status s = ApplyRunConfig(*text, flags.config_path, options); !s.ok()) {
       return s;
     }
   }
   if (absl::Status s = ApplyFlags(flags, options); !s.ok()) return s;
+  if (absl::Status s = CheckPayloadArgs(options.vm.payload_args); !s.ok()) return s;
   SamplingOptions& sampling = options.sampling;
   if (sampling.rate.min_bytes_per_second > 0 && sampling.rate.max_bytes_per_second > 0 &&
       sampling.rate.min_bytes_per_second > sampling.rate.max_bytes_per_second) {

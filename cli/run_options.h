@@ -107,7 +107,16 @@ absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name);
 // "256M:0-1" -> a cell.
 absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec);
 // "30s", "5m", "1h30m" or plain seconds.
+// The longest duration any flag or config key takes (100 days).
+inline constexpr absl::Duration kMaxDuration = absl::Hours(24 * 100);
+// The shortest interval between printed lines (--stats-interval, report --watch).
+inline constexpr absl::Duration kMinPrintInterval = absl::Milliseconds(100);
+
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text);
+
+// Payload arguments as the guest reads them: "key=value ..." where every
+// value is a whole number with an optional K, M or G suffix.
+absl::Status CheckPayloadArgs(absl::string_view args);
 
 }  // namespace numavm
 

@@ -2,11 +2,12 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "base/read_file.h"
 #include "vmm/guest_abi.h"
 
 namespace numavm {
@@ -26,77 +27,107 @@ std::string MachineName(uint16_t machine) {
 
 }  // namespace
 
-absl::StatusOr<ElfPayload> ParseElfPayload(std::string name,
-                                           std::vector<uint8_t> image) {
+namespace {
+
+// Reads `length` bytes at `offset` of the payload file into `out`; the caller
+// has checked that they lie inside the file.
+using ReadAt = std::function<absl::Status(uint64_t offset, uint64_t length, void* out)>;
+
+// Validates the ELF behind `read` (a file of `file_bytes`) and reads only its
+// loadable segments: a payload's cost is bounded by the payload window,
+// not by the file (debug sections, a sparse tail).
+absl::StatusOr<ElfPayload> Parse(std::string name, uint64_t file_bytes, const ReadAt& read) {
   auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("payload ", name, ": ", why));
+    return absl::InvalidArgumentError(absl::StrCat("payload ", name, ": ", why));
   };
-  if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) {
-    return bad("not an ELF file");
-  }
-  if (image.size() < sizeof(Elf64_Ehdr)) return bad("truncated ELF header");
-  if (image[EI_CLASS] != ELFCLASS64) return bad("not a 64-bit ELF file");
+  unsigned char ident[EI_NIDENT] = {};
+  if (file_bytes < SELFMAG) return bad("not an ELF file");
+  if (absl::Status s = read(0, std::min<uint64_t>(file_bytes, EI_NIDENT), ident); !s.ok()) return s;
+  if (std::memcmp(ident, ELFMAG, SELFMAG) != 0) return bad("not an ELF file");
+  if (file_bytes < sizeof(Elf64_Ehdr)) return bad("truncated ELF header");
+  if (ident[EI_CLASS] != ELFCLASS64) return bad("not a 64-bit ELF file");
   Elf64_Ehdr eh;
-  std::memcpy(&eh, image.data(), sizeof(eh));
-  if (image[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64) {
-    return bad(absl::StrCat("an ELF for ", MachineName(eh.e_machine),
-                            ", not x86-64"));
+  if (absl::Status s = read(0, sizeof(eh), &eh); !s.ok()) return s;
+  if (ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64) {
+    return bad(absl::StrCat("an ELF for ", MachineName(eh.e_machine), ", not x86-64"));
   }
   if (eh.e_type != ET_EXEC) {
     return bad("not a statically linked executable (ET_EXEC)");
   }
-  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
-      eh.e_phoff > image.size() ||
-      (image.size() - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum) {
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phoff > file_bytes ||
+      (file_bytes - eh.e_phoff) / sizeof(Elf64_Phdr) < eh.e_phnum) {
     return bad("program headers lie outside the file");
   }
+  std::vector<Elf64_Phdr> headers(eh.e_phnum);
+  if (absl::Status s = read(eh.e_phoff, headers.size() * sizeof(Elf64_Phdr), headers.data());
+      !s.ok()) {
+    return s;
+  }
   ElfPayload payload;
-  payload.name = std::move(name);
+  payload.name = name;
   payload.entry = GuestAddress{eh.e_entry};
   bool entry_loaded = false;
+  uint64_t image_bytes = 0;
   for (int i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph;
-    std::memcpy(&ph, image.data() + eh.e_phoff + i * sizeof(Elf64_Phdr),
-                sizeof(ph));
+    const Elf64_Phdr& ph = headers[i];
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
-    if (ph.p_filesz > ph.p_memsz || ph.p_offset > image.size() ||
-        ph.p_filesz > image.size() - ph.p_offset) {
+    if (ph.p_filesz > ph.p_memsz || ph.p_offset > file_bytes ||
+        ph.p_filesz > file_bytes - ph.p_offset) {
       return bad(absl::StrCat("segment ", i, " lies outside the file"));
     }
     if (ph.p_paddr < abi::kPayloadBase || ph.p_paddr >= abi::kPayloadLimit ||
         ph.p_memsz > abi::kPayloadLimit - ph.p_paddr) {
-      return bad(absl::StrCat("segment ", i, " at 0x", absl::Hex(ph.p_paddr),
-                              " (+0x", absl::Hex(ph.p_memsz),
-                              ") is outside the payload window 0x",
+      return bad(absl::StrCat("segment ", i, " at 0x", absl::Hex(ph.p_paddr), " (+0x",
+                              absl::Hex(ph.p_memsz), ") is outside the payload window 0x",
                               absl::Hex(abi::kPayloadBase), "-0x",
                               absl::Hex(abi::kPayloadLimit)));
     }
-    if (eh.e_entry >= ph.p_paddr && eh.e_entry - ph.p_paddr < ph.p_memsz) {
-      entry_loaded = true;
+    // Segments that fit the window one after another never add up past it.
+    image_bytes += ph.p_filesz;
+    if (image_bytes > abi::kPayloadLimit - abi::kPayloadBase) {
+      return bad("loadable segments overlap (more file bytes than the payload window holds)");
     }
-    payload.segments.push_back(
-        ElfSegment{GuestAddress{ph.p_paddr}, ph.p_offset, ph.p_filesz,
-                   ph.p_memsz});
+    if (eh.e_entry >= ph.p_paddr && eh.e_entry - ph.p_paddr < ph.p_memsz) entry_loaded = true;
+    // file_offset: where the segment's bytes are in payload.image.
+    payload.segments.push_back(ElfSegment{GuestAddress{ph.p_paddr},
+                                          image_bytes - ph.p_filesz, ph.p_filesz, ph.p_memsz});
   }
   if (payload.segments.empty()) return bad("no loadable segments");
   if (!entry_loaded) {
     return bad(absl::StrCat("entry point 0x", absl::Hex(eh.e_entry),
                             " is not inside a loadable segment"));
   }
-  payload.image = std::move(image);
+  payload.image.resize(image_bytes);
+  size_t k = 0;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    const Elf64_Phdr& ph = headers[i];
+    if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
+    const ElfSegment& seg = payload.segments[k++];
+    if (absl::Status s = read(ph.p_offset, ph.p_filesz, payload.image.data() + seg.file_offset);
+        !s.ok()) {
+      return s;
+    }
+  }
   return payload;
 }
 
+}  // namespace
+
+absl::StatusOr<ElfPayload> ParseElfPayload(std::string name, std::vector<uint8_t> image) {
+  return Parse(std::move(name), image.size(),
+               [&](uint64_t offset, uint64_t length, void* out) {
+                 std::memcpy(out, image.data() + offset, length);
+                 return absl::OkStatus();
+               });
+}
+
 absl::StatusOr<ElfPayload> ReadElfPayload(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("payload ", path, ": cannot open file"));
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  return ParseElfPayload(path, std::move(bytes));
+  // Any size: only the headers and the loadable segments are read.
+  absl::StatusOr<RegularFile> file = RegularFile::Open(path, "payload", ~0ull);
+  if (!file.ok()) return file.status();
+  return Parse(path, file->size(), [&](uint64_t offset, uint64_t length, void* out) {
+    return file->ReadAt(offset, length, out);
+  });
 }
 
 absl::Status LoadElfPayload(const ElfPayload& payload, GuestMemory& memory) {

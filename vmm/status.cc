@@ -3,37 +3,9 @@
 #include <sys/ioctl.h>
 
 #include <cerrno>
-#include <cstring>
 
-#include "absl/strings/str_cat.h"
 
 namespace numavm {
-
-absl::Status ErrnoStatus(int err, absl::string_view what) {
-  std::string message = absl::StrCat(what, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(message);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(message);
-    case ENOMEM:
-    case ENOSPC:
-    case EMFILE:
-      return absl::ResourceExhaustedError(message);
-    case EINVAL:
-    case E2BIG:
-      return absl::InvalidArgumentError(message);
-    case EBUSY:
-    case EAGAIN:
-      return absl::UnavailableError(message);
-    case ENOSYS:
-    case EOPNOTSUPP:
-      return absl::UnimplementedError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
 
 absl::StatusOr<int> Ioctl(int fd, unsigned long request, void* arg,
                           absl::string_view what) {

@@ -1,4 +1,4 @@
-// The one place where errno becomes an absl::Status.
+// ioctl(2) with errno turned into a Status (through base/errno_status.h).
 #ifndef NUMAVM_VMM_STATUS_H_
 #define NUMAVM_VMM_STATUS_H_
 
@@ -6,11 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/errno_status.h"
 
 namespace numavm {
-
-// Maps errno `err` to a Status whose message names `what` and the error text.
-absl::Status ErrnoStatus(int err, absl::string_view what);
 
 // ioctl(2) with errno turned into a Status; returns the non-negative result.
 absl::StatusOr<int> Ioctl(int fd, unsigned long request, void* arg,

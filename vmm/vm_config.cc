@@ -16,6 +16,7 @@ absl::Status NormalizeVmConfig(VmConfig& config) {
         config.vcpus));
   }
   const uint64_t align = BackingAlignment(config.backing);
+  const bool from_memory = config.cells.empty();  // one cell made of --memory
   if (config.cells.empty()) {
     std::vector<int> all;
     for (int i = 0; i < config.vcpus; ++i) all.push_back(i);
@@ -31,7 +32,9 @@ absl::Status NormalizeVmConfig(VmConfig& config) {
     const CellConfig& cell = config.cells[i];
     if (cell.memory_bytes == 0 || cell.memory_bytes % align != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "cell ", i, " memory ", FormatSize(cell.memory_bytes),
+          from_memory ? std::string("--memory ") : absl::StrCat("cell ", i, " memory "),
+          cell.memory_bytes % 1024 == 0 ? FormatSize(cell.memory_bytes)
+                                        : absl::StrCat(cell.memory_bytes, " bytes"),
           " must be a non-zero multiple of ", FormatSize(align)));
     }
     total += cell.memory_bytes;

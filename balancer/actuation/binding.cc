@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 
@@ -18,8 +19,7 @@ absl::Status BindMemoryToNode(void* addr, uint64_t bytes, int node) {
   unsigned long mask[kMaskBits / (8 * sizeof(unsigned long))] = {};
   mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
   if (mbind(addr, bytes, MPOL_BIND, mask, kMaskBits, MPOL_MF_MOVE) != 0) {
-    return absl::InternalError(absl::StrCat("mbind of ", bytes, " bytes to node ",
-                                            node, ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, absl::StrCat("mbind of ", bytes, " bytes to node ", node));
   }
   return absl::OkStatus();
 }
@@ -31,8 +31,7 @@ absl::Status PinThread(pid_t tid, const std::vector<int>& cpus) {
     if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
   }
   if (sched_setaffinity(tid, sizeof(set), &set) != 0) {
-    return absl::InternalError(absl::StrCat("sched_setaffinity of thread ", tid,
-                                            ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, absl::StrCat("sched_setaffinity of thread ", tid));
   }
   return absl::OkStatus();
 }

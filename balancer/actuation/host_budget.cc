@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/control/runtime_dir.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
@@ -48,16 +50,13 @@ class FileLock {
 
 absl::StatusOr<std::unique_ptr<HostBudget>> HostBudget::Open(const std::string& dir,
                                                              uint64_t bytes_per_second) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return absl::UnavailableError(absl::StrCat("mkdir ", dir, ": ", std::strerror(errno)));
-  }
+  if (absl::Status s = EnsureRuntimeDir(dir); !s.ok()) return s;
   const std::string path = absl::StrCat(dir, "/migration-budget");
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) {
-    return absl::UnavailableError(
-        absl::StrCat("host migration budget ", path, ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, absl::StrCat("host migration budget ", path));
   }
-  std::unique_ptr<HostBudget> budget(new HostBudget(std::move(fd), bytes_per_second));
+  std::unique_ptr<HostBudget> budget(new HostBudget(std::move(fd), bytes_per_second, path));
   // State this process's rate; a file that is not a budget starts full.
   budget->Update([&](double tokens) { return tokens; });
   return budget;
@@ -70,7 +69,7 @@ double HostBudget::Update(F change) {
   const int64_t now = MonotonicNs();
   const double burst = static_cast<double>(std::max<uint64_t>(rate_, 1));
   if (pread(fd_.get(), &f, sizeof(f), 0) != static_cast<ssize_t>(sizeof(f)) ||
-      f.magic != kMagic || !(f.tokens >= 0) || f.last_ns > now) {
+      f.magic != kMagic || !(f.tokens >= 0) || f.last_ns < 0 || f.last_ns > now) {
     f = BudgetFile{kMagic, rate_, burst, now};
   }
   f.rate = rate_;
@@ -79,9 +78,24 @@ double HostBudget::Update(F change) {
   f.last_ns = now;
   const double before = f.tokens;
   f.tokens = std::clamp(change(f.tokens), 0.0, burst);
-  // A failed write loses one update of the budget, never a migration.
-  (void)!pwrite(fd_.get(), &f, sizeof(f), 0);
+  // A failed write loses one update of the budget, never a migration; the
+  // report says that the host-wide limit was not in force.
+  if (pwrite(fd_.get(), &f, sizeof(f), 0) != static_cast<ssize_t>(sizeof(f))) {
+    const int err = errno;
+    if (failed_writes_.fetch_add(1) == 0) {
+      absl::MutexLock l(&mu_);
+      first_error_ = std::string(ErrnoStatus(err, "write").message());
+    }
+  }
   return before;
+}
+
+std::string HostBudget::Problem() const {
+  const uint64_t failed = failed_writes_.load();
+  if (failed == 0) return std::string();
+  absl::MutexLock l(&mu_);
+  return absl::StrCat("host migration budget not in force: ", failed, " updates of ", path_,
+                      " failed (", first_error_, ")");
 }
 
 uint64_t HostBudget::Take(uint64_t bytes) {

@@ -4,18 +4,21 @@
 // `daemon` balance all their domains under one limit of their own.) It lives in a small file under the runtime directory
 // (balancer/control/control_socket.h: RuntimeDir()), read and written under
 // an exclusive flock; time is CLOCK_MONOTONIC, the same in every process.
-// A file that is not a budget (corrupt, another version) is reset.
+// A file that is not a budget (corrupt, another version, a refill time that
+// is negative or in the future) is reset.
 //
 // The rate is the last opener's: every process states the host's rate when
 // it opens the budget.
 #ifndef NUMAVM_BALANCER_ACTUATION_HOST_BUDGET_H_
 #define NUMAVM_BALANCER_ACTUATION_HOST_BUDGET_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "vmm/unique_fd.h"
 
 namespace numavm {
@@ -33,9 +36,13 @@ class HostBudget {
   // Returns unused bytes.
   void GiveBack(uint64_t bytes);
   uint64_t bytes_per_second() const { return rate_; }
+  // Empty while every update reached the file; else one line saying that
+  // the host-wide limit was not in force (e.g. a full filesystem).
+  std::string Problem() const;
 
  private:
-  HostBudget(UniqueFd fd, uint64_t rate) : fd_(std::move(fd)), rate_(rate) {}
+  HostBudget(UniqueFd fd, uint64_t rate, std::string path)
+      : fd_(std::move(fd)), rate_(rate), path_(std::move(path)) {}
   // Applies `change` (tokens after refill -> new tokens) under the lock;
   // returns the refilled tokens before the change.
   template <typename F>
@@ -43,6 +50,10 @@ class HostBudget {
 
   UniqueFd fd_;
   const uint64_t rate_;
+  const std::string path_;
+  std::atomic<uint64_t> failed_writes_{0};
+  mutable absl::Mutex mu_;
+  std::string first_error_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace numavm

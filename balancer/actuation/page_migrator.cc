@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 
@@ -21,8 +22,7 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch,
   long rc = move_pages(pid_, pages.size(), pages.data(), nodes.data(), status.data(),
                        MPOL_MF_MOVE);
   if (rc < 0 && errno != ENOENT) {
-    if (errno == ESRCH) return absl::NotFoundError("move_pages: the process is gone");
-    return absl::InternalError(absl::StrCat("move_pages: ", std::strerror(errno)));
+    return ErrnoStatus(errno, "move_pages");
   }
   // The status array can be stale (-EBUSY for a page that did move): ask
   // where each page is now and judge by that.

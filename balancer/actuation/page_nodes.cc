@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 #include "balancer/actuation/pfn_nodes.h"
 
 namespace numavm {
@@ -39,8 +40,7 @@ absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
     status.resize(pages.size());
     long rc = move_pages(pid, pages.size(), pages.data(), nullptr, status.data(), 0);
     if (rc < 0) {
-      return absl::InternalError(absl::StrCat("move_pages query of ", pages.size(),
-                                              " pages: ", std::strerror(errno)));
+      return ErrnoStatus(errno, absl::StrCat("move_pages query of ", pages.size(), " pages"));
     }
     ResolveUnseen(pid, pages, status);
     for (size_t i = 0; i < pages.size(); ++i) {
@@ -71,7 +71,7 @@ absl::Status MapResidentPages(const HostRange& range, uint64_t page_bytes) {
   const uint64_t pages = range.bytes / 4096;
   std::vector<unsigned char> resident(pages);
   if (mincore(reinterpret_cast<void*>(range.start), range.bytes, resident.data()) != 0) {
-    return absl::InternalError(absl::StrCat("mincore: ", std::strerror(errno)));
+    return ErrnoStatus(errno, "mincore");
   }
   const uint64_t step = page_bytes / 4096;
   for (uint64_t p = 0; p < pages; p += step) {
@@ -91,10 +91,7 @@ absl::StatusOr<std::vector<int>> QueryNodesOf(pid_t pid, const std::vector<void*
     // move_pages takes a non-const array of addresses.
     std::vector<void*> batch(pages.begin() + at, pages.begin() + at + n);
     if (move_pages(pid, n, batch.data(), nullptr, status.data() + at, 0) < 0) {
-      const int e = errno;
-      const std::string text =
-          absl::StrCat("move_pages query of process ", pid, ": ", std::strerror(e));
-      return e == ESRCH ? absl::NotFoundError(text) : absl::InternalError(text);
+      return ErrnoStatus(errno, absl::StrCat("move_pages query of process ", pid));
     }
   }
   ResolveUnseen(pid, pages, status);

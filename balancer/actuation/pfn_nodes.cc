@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
@@ -82,7 +83,7 @@ absl::StatusOr<uint64_t> ResolveUnseenPages(pid_t pid, const std::vector<void*>&
   const std::string path =
       pid == 0 ? std::string("/proc/self/pagemap") : absl::StrCat("/proc/", pid, "/pagemap");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path));
   uint64_t resolved = 0;
   std::vector<uint64_t> entries;
   const size_t n = std::min(pages.size(), status.size());

@@ -1,5 +1,6 @@
 #include "balancer/control/control_socket.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -7,19 +8,20 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
 
 absl::Status Errno(const std::string& what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
+  return ErrnoStatus(errno, what);
 }
 
 absl::StatusOr<sockaddr_un> Address(const std::string& path) {
@@ -65,30 +67,25 @@ bool WriteAll(int fd, const std::string& data) {
 
 }  // namespace
 
-std::string RuntimeDir() {
-  if (const char* d = std::getenv("NUMAVM_RUNTIME_DIR"); d != nullptr && *d != '\0') return d;
-  if (geteuid() == 0) return "/run/numavm";
-  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x != nullptr && *x != '\0') {
-    return absl::StrCat(x, "/numavm");
-  }
-  return absl::StrCat("/tmp/numavm-", geteuid());
-}
-
 absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& dir,
                                                                     const std::string& name,
                                                                     Handler handler) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Errno(absl::StrCat("mkdir ", dir));
+  if (absl::Status s = EnsureRuntimeDir(dir); !s.ok()) return s;
   const std::string path = absl::StrCat(dir, "/", name, ".sock");
   absl::StatusOr<sockaddr_un> addr = Address(path);
   if (!addr.ok()) return addr.status();
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && !UnlinkStaleSocket(path)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " exists and is not a socket; not replacing it"));
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Errno("socket");
-  unlink(path.c_str());  // a stale socket of a process that died
   // The socket is created with mode 0600 (no window with a wider mode).
   const mode_t old = umask(0177);
   const int bound = bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr));
   umask(old);
-  if (bound != 0 || listen(fd, 16) != 0) {
+  if (bound != 0 || listen(fd, SOMAXCONN) != 0) {
     absl::Status s = Errno(absl::StrCat("listen on ", path));
     close(fd);
     return s;
@@ -110,25 +107,69 @@ ControlServer::~ControlServer() {
 }
 
 void ControlServer::Serve() {
-  while (!stopping_) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, 200) <= 0) continue;
-    int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) continue;
-    // One short line per request; a client that says nothing in a second
-    // is dropped.
+  // Clients whose request line is still arriving; served in order of
+  // arrival of their last byte, each within kRequestTimeout of connecting.
+  struct Pending {
+    int fd;
+    absl::Time deadline;
     std::string request;
-    const absl::Time deadline = absl::Now() + absl::Seconds(1);
-    char ch;
-    while (request.size() < 4096 && absl::Now() < deadline) {
-      pollfd q{c, POLLIN, 0};
-      if (poll(&q, 1, 100) <= 0) continue;
-      if (read(c, &ch, 1) != 1 || ch == '\n') break;
-      request.push_back(ch);
+  };
+  std::deque<Pending> pending;
+  auto answer = [&](Pending& c) {
+    // The reply is written blocking, bounded by a send timeout.
+    const int flags = fcntl(c.fd, F_GETFL);
+    fcntl(c.fd, F_SETFL, flags & ~O_NONBLOCK);
+    timeval tv{1, 0};
+    setsockopt(c.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    WriteAll(c.fd, handler_(c.request));
+    close(c.fd);
+  };
+  while (!stopping_) {
+    std::vector<pollfd> polls{{fd_, POLLIN, 0}};
+    for (const Pending& c : pending) polls.push_back({c.fd, POLLIN, 0});
+    if (poll(polls.data(), polls.size(), 200) < 0 && errno != EINTR) continue;
+    const absl::Time now = absl::Now();
+    std::deque<Pending> still;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& c = pending[i];
+      bool done = false, drop = false;
+      if (polls[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buf[512];
+        const ssize_t n = read(c.fd, buf, sizeof(buf));
+        if (n > 0) {
+          const char* nl = static_cast<const char*>(std::memchr(buf, '\n', n));
+          c.request.append(buf, nl != nullptr ? nl - buf : n);
+          done = nl != nullptr;
+          drop = !done && c.request.size() > kMaxRequestBytes;
+        } else if (n == 0) {
+          done = true;  // the client closed its side: what it sent is the request
+        } else if (errno != EAGAIN && errno != EINTR) {
+          drop = true;
+        }
+      }
+      if (!done && !drop && now >= c.deadline) drop = true;  // said nothing in time
+      if (done) {
+        answer(c);
+      } else if (drop) {
+        close(c.fd);
+      } else {
+        still.push_back(std::move(c));
+      }
     }
-    WriteAll(c, handler_(request));
-    close(c);
+    pending = std::move(still);
+    if (polls[0].revents & POLLIN) {
+      for (;;) {
+        const int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0) break;
+        if (pending.size() >= static_cast<size_t>(kMaxPendingClients)) {
+          close(pending.front().fd);
+          pending.pop_front();
+        }
+        pending.push_back(Pending{c, absl::Now() + kRequestTimeout, std::string()});
+      }
+    }
   }
+  for (const Pending& c : pending) close(c.fd);
 }
 
 absl::StatusOr<std::string> ControlRequest(const std::string& socket_path,
@@ -151,14 +192,29 @@ absl::StatusOr<std::string> ControlRequest(const std::string& socket_path,
   return reply;
 }
 
-std::vector<std::string> ListControlSockets(const std::string& dir) {
+absl::StatusOr<std::vector<std::string>> ListControlSockets(const std::string& dir) {
   std::vector<std::string> out;
+  if (absl::Status s = CheckRuntimeDir(dir); !s.ok()) {
+    if (absl::IsNotFound(s)) return out;  // nothing has run yet
+    return s;
+  }
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (absl::EndsWith(e.path().string(), ".sock")) out.push_back(e.path().string());
+    const std::string path = e.path().string();
+    struct stat st;
+    if (!absl::EndsWith(path, ".sock") || lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      continue;
+    }
+    out.push_back(path);
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool UnlinkStaleSocket(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+  return unlink(path.c_str()) == 0;
 }
 
 }  // namespace numavm

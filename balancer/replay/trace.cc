@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/errno_status.h"
+#include "base/read_file.h"
 
 namespace numavm {
 namespace {
@@ -34,8 +36,9 @@ absl::Status ParseHeader(absl::string_view line, TraceHeader& h, absl::string_vi
       h.vcpus = static_cast<int>(value);
       have_vcpus = true;
     } else if (kv.first == "pages") {
-      if (!absl::SimpleAtoi(kv.second, &value) || value == 0 || value > (1ull << 40)) {
-        return LineError(source, n, absl::StrCat("bad page count '", kv.second, "'"));
+      if (!absl::SimpleAtoi(kv.second, &value) || value == 0 || value > kMaxTracePages) {
+        return LineError(source, n, absl::StrCat("bad page count '", kv.second, "' (want 1-",
+                                                 kMaxTracePages, ", a guest of at most 1 TiB)"));
       }
       h.pages = value;
       have_pages = true;
@@ -147,26 +150,21 @@ absl::StatusOr<AccessTrace> ParseTrace(absl::string_view text, absl::string_view
 }
 
 absl::StatusOr<AccessTrace> ReadTraceFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot open trace ", path, ": ", std::strerror(errno)));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseTrace(text.str(), path);
+  absl::StatusOr<std::string> text = ReadRegularFile(path, "trace", kMaxTraceFileBytes);
+  if (!text.ok()) return text.status();
+  return ParseTrace(*text, path);
 }
 
 absl::StatusOr<TraceWriter> TraceWriter::Create(const std::string& path,
                                                 const TraceHeader& header) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create trace ", path, ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, absl::StrCat("cannot create trace ", path));
   }
   TraceWriter writer(f);
   const std::string text = FormatTraceHeader(header);
   if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-    return absl::InternalError(absl::StrCat("cannot write trace ", path, ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, absl::StrCat("cannot write trace ", path));
   }
   return writer;
 }
@@ -179,14 +177,14 @@ void TraceWriter::Append(absl::Duration at, const AccessBatch& batch) {
   if (file_ == nullptr || !status_.ok()) return;
   const std::string line = FormatTracePeriod(at, batch);
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
-    status_ = absl::InternalError(absl::StrCat("trace write failed: ", std::strerror(errno)));
+    status_ = ErrnoStatus(errno, "trace write failed");
   }
 }
 
 absl::Status TraceWriter::Close() {
   if (file_ == nullptr) return status_;
   if (std::fclose(file_) != 0 && status_.ok()) {
-    status_ = absl::InternalError(absl::StrCat("trace close failed: ", std::strerror(errno)));
+    status_ = ErrnoStatus(errno, "trace close failed");
   }
   file_ = nullptr;
   return status_;

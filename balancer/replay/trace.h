@@ -25,6 +25,9 @@
 
 namespace numavm {
 
+// The most pages a trace may declare: a guest of 1 TiB (as the simulator).
+inline constexpr uint64_t kMaxTracePages = (1ull << 40) / 4096;
+
 struct TraceHeader {
   int vcpus = 0;
   uint64_t pages = 0;  // guest pages (4 KiB)

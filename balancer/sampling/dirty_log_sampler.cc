@@ -8,13 +8,14 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 #include "balancer/sampling/dirty_logging.h"
 
 namespace numavm {
 namespace {
 
 absl::Status KvmError(absl::string_view what) {
-  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
+  return ErrnoStatus(errno, what);
 }
 
 // KVM_CLEAR_DIRTY_LOG wants first_page and num_pages in multiples of 64,

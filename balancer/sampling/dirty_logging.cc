@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 
@@ -19,9 +20,8 @@ absl::Status SetDirtyLogging(int vm_fd, const std::vector<GuestRamRegion>& ram, 
     region.memory_size = r.bytes;
     region.userspace_addr = reinterpret_cast<uint64_t>(r.host);
     if (::ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region) != 0) {
-      return absl::InternalError(absl::StrCat("KVM_SET_USER_MEMORY_REGION (dirty logging ",
-                                              on ? "on" : "off", ") slot ", r.slot, ": ",
-                                              std::strerror(errno)));
+      return ErrnoStatus(errno, absl::StrCat("KVM_SET_USER_MEMORY_REGION (dirty logging ",
+                                             on ? "on" : "off", ") slot ", r.slot));
     }
   }
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 #include "balancer/sampling/dirty_logging.h"
 #include "balancer/sampling/thread_cpu.h"
 
@@ -15,7 +16,7 @@ namespace numavm {
 namespace {
 
 absl::Status KvmError(absl::string_view what) {
-  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
+  return ErrnoStatus(errno, what);
 }
 
 }  // namespace

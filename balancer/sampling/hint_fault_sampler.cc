@@ -16,21 +16,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 #include "balancer/sampling/thread_cpu.h"
 
 namespace numavm {
 namespace {
 
 absl::Status Errno(absl::string_view what) {
-  int err = errno;
-  std::string msg = absl::StrCat(what, ": ", std::strerror(err));
-  if (err == EPERM) {
-    absl::StrAppend(&msg, " (hinting faults need CAP_SYS_PTRACE, or "
-                          "vm.unprivileged_userfaultfd=1)");
-    return absl::PermissionDeniedError(msg);
-  }
-  if (err == EINVAL) return absl::InvalidArgumentError(msg);
-  return absl::InternalError(msg);
+  const int err = errno;
+  absl::Status s = ErrnoStatus(err, what);
+  if (err != EPERM) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (hinting faults need CAP_SYS_PTRACE, "
+                                                          "or vm.unprivileged_userfaultfd=1)"));
 }
 
 constexpr size_t kMessagesPerRead = 64;

@@ -52,19 +52,30 @@ absl::StatusOr<std::string> DirectorySysfsReader::Read(
   return ss.str();
 }
 
-absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
+absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text, int max_id) {
   std::vector<int> out;
   absl::string_view trimmed = absl::StripAsciiWhitespace(text);
   if (trimmed.empty()) return out;
+  std::vector<bool> seen(static_cast<size_t>(max_id) + 1, false);
   for (absl::string_view part : absl::StrSplit(trimmed, ',')) {
     std::vector<absl::string_view> range = absl::StrSplit(part, '-');
-    int lo = 0, hi = 0;
+    int64_t lo = 0, hi = 0;
     if (range.empty() || range.size() > 2 || !absl::SimpleAtoi(range[0], &lo) ||
         !absl::SimpleAtoi(range.back(), &hi) || lo < 0 || hi < lo) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad CPU list '", text, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("bad CPU list '", text, "'"));
     }
-    for (int c = lo; c <= hi; ++c) out.push_back(c);
+    if (hi > max_id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("CPU list '", text, "' names ", hi, "; ids go up to ", max_id));
+    }
+    for (int64_t c = lo; c <= hi; ++c) {
+      if (seen[c]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("CPU list '", text, "' names ", c, " twice"));
+      }
+      seen[c] = true;
+      out.push_back(static_cast<int>(c));
+    }
   }
   return out;
 }

@@ -48,8 +48,12 @@ class DirectorySysfsReader final : public SysfsReader {
   std::string root_;
 };
 
-// "0-3,8,10-11" -> {0,1,2,3,8,10,11}.
-absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);
+// The largest CPU (or node) id a list may name: Linux's NR_CPUS limit.
+inline constexpr int kMaxCpuId = 8191;
+
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}. An id past `max_id` or named twice is
+// an error (checked before expanding a range, so "0-2147483647" costs nothing).
+absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text, int max_id = kMaxCpuId);
 
 absl::StatusOr<Topology> ReadTopology(const SysfsReader& reader);
 // The host's topology from the real sysfs.

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -154,6 +156,47 @@ TEST(RunRegistrationTest, NumavmReportShowsARunningVm) {
   EXPECT_EQ(nlohmann::json::parse(after.out)["vms"].size(), 0u) << "gone with its process";
   unsetenv("NUMAVM_RUNTIME_DIR");
   std::filesystem::remove_all(runtime);
+}
+
+}  // namespace
+}  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// A recording the user asked for that was lost is an error exit (5), with
+// the VM's report still printed.
+TEST(RunEndingTest, ALostRecordingIsAnErrorWithTheReport) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  testing::ProcessResult r =
+      testing::RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M",
+                          "--quiet-console", "--sampler", "ring", "--record", "/dev/full",
+                          "--", "size=4M", "seconds=1"});
+  EXPECT_EQ(r.term_signal, 0);
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.out.find("end:       completed"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("--record /dev/full: "), std::string::npos) << r.err;
+}
+
+// Ctrl-C, again and again, from the start to the end of a run: the first
+// stops the VM; none of the later ones (while the report is written) kills
+// numavm. It exits 130 with its report, every time.
+TEST(RunEndingTest, RepeatedInterruptsEndWithTheReportAndExit130) {
+  if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+  for (int sig : {SIGINT, SIGTERM}) {
+    testing::BackgroundNumavm run({"run", "--payload", "idle", "--quiet-console", "--", "seconds=30"});
+    usleep(300 * 1000);  // the VM is starting or running
+    int sent = 0;
+    while (run.running() && sent < 200000) {
+      run.Signal(sig);
+      ++sent;
+      usleep(100);
+    }
+    testing::ProcessResult r = run.Wait(30);
+    EXPECT_EQ(r.term_signal, 0) << "killed by signal " << r.term_signal << " after " << sent;
+    EXPECT_EQ(r.exit_code, 130) << r.err;
+    EXPECT_NE(r.out.find("end:       stopped"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

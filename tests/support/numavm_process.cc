@@ -79,7 +79,7 @@ std::string BackgroundNumavm::err() const { return ReadAll(dir_ + "/err"); }
 ProcessResult BackgroundNumavm::Wait(int timeout_seconds) {
   ProcessResult result;
   if (pid_ <= 0) return result;
-  int status = 0;
+  int status = status_;
   for (int i = 0; i < timeout_seconds * 20 && !done_; ++i) {
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       done_ = true;
@@ -102,7 +102,9 @@ ProcessResult BackgroundNumavm::Wait(int timeout_seconds) {
 
 bool BackgroundNumavm::running() {
   if (pid_ <= 0 || done_) return false;
-  return waitpid(pid_, nullptr, WNOHANG) == 0;
+  if (waitpid(pid_, &status_, WNOHANG) != pid_) return true;
+  done_ = true;  // reaped: Wait reports status_
+  return false;
 }
 
 ProcessResult RunNumavm(const std::vector<std::string>& args) {

@@ -32,6 +32,7 @@ class BackgroundNumavm {
   std::string dir_;
   int pid_ = -1;
   bool done_ = false;
+  int status_ = 0;  // of a process that running() reaped
 };
 
 // Runs `numavm args...` (the binary built with the tests) and waits.

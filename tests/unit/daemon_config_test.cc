@@ -36,7 +36,10 @@ TEST(DaemonConfig, BadInputNamesTheProblem) {
       {"[daemon]\nmode = \"sideways\"\n", "unknown mode 'sideways'"},
       {"[daemon]\ninterval = \"1ms\"\n", "at least 100ms"},
       {"[daemon]\ncolour = 1\n", "unknown key 'colour' in [daemon]"},
-      {"[metrics]\nport = 70000\n", "port 70000"},
+      {"[metrics]\nport = 70000\n", "d.toml:2: metrics.port = 70000: want 0-65535"},
+      {"[daemon]\nconnect = 5\n", "d.toml:2: daemon.connect must be a string"},
+      {"[metrics]\naddress = 1\n", "metrics.address must be a string"},
+      {"daemon = 1\n", "daemon must be a table"},
       {"[daemon]\ndomains = \"a\"\n", "daemon.domains must be a list"},
       {"[daemon\n", "d.toml: line 1"},
   };

@@ -3,8 +3,11 @@
 #include "balancer/actuation/host_budget.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -65,6 +68,32 @@ TEST_F(HostBudgetTest, AFileThatIsNotABudgetIsReset) {
   auto b = HostBudget::Open(dir_, kRate);
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ((*b)->Take(kRate), kRate);
+}
+
+// A budget whose refill time was tampered with (negative: the refill would
+// overflow; in the future) is reset to a full bucket, not trusted.
+TEST_F(HostBudgetTest, ATamperedRefillTimeIsReset) {
+  struct Raw {
+    uint64_t magic, rate;
+    double tokens;
+    int64_t last_ns;
+  };
+  for (int64_t last_ns : {INT64_MIN, int64_t{-1}, INT64_MAX}) {
+    Raw raw{0x6e756d6162756431ull, kRate, 0.0, last_ns};
+    std::ofstream(dir_ + "/migration-budget", std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(&raw), sizeof(raw));
+    auto b = HostBudget::Open(dir_, kRate);
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ((*b)->Take(kRate), kRate) << "last_ns " << last_ns;
+    EXPECT_EQ((*b)->Problem(), "");
+  }
+}
+
+TEST_F(HostBudgetTest, ARuntimeDirOpenToOthersIsRefused) {
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  auto b = HostBudget::Open(dir_, kRate);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("has mode 0777"), std::string::npos) << b.status();
 }
 
 TEST_F(HostBudgetTest, AnUnusableDirectoryIsAClearError) {

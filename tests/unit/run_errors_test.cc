@@ -7,24 +7,17 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "tests/support/expect_bad_input.h"
 #include "tests/support/numavm_process.h"
 #include "vmm/host_memory.h"
 
 namespace numavm {
 namespace {
 
-using testing::CountLines;
+using testing::ExpectBadInput;
 using testing::ProcessResult;
 using testing::RunNumavm;
 using testing::TempFile;
-
-void ExpectBadInput(const ProcessResult& r, const std::string& needle) {
-  EXPECT_EQ(r.term_signal, 0) << "numavm died from a signal";
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(CountLines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-}
 
 TEST(RunErrors, MissingPayloadName) {
   ExpectBadInput(RunNumavm({"run", "--payload", "no_such_workload"}),
@@ -33,7 +26,7 @@ TEST(RunErrors, MissingPayloadName) {
 
 TEST(RunErrors, MissingPayloadPath) {
   ExpectBadInput(RunNumavm({"run", "--payload", "/nonexistent/x.elf"}),
-                 "payload /nonexistent/x.elf: no such file");
+                 "payload /nonexistent/x.elf: cannot open: No such file");
 }
 
 TEST(RunErrors, NonElfFile) {
