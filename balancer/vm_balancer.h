@@ -62,7 +62,7 @@ class VmBalancer final {
 
   VmBalancer(BalanceMode mode, const Topology& topology, int vcpus, uint64_t guest_pages,
              PlacementView& view, BalancerConfig config = {}, Advice advice = nullptr)
-      : mode_(mode), topology_(topology), view_(view), config_(std::move(config)),
+      : mode_(mode), view_(view), config_(std::move(config)),
         advice_(std::move(advice)), pages_(guest_pages),
         regions_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
         placer_(mode, topology, vcpus, view,
@@ -92,7 +92,6 @@ class VmBalancer final {
   bool MarkMoved(uint64_t gfn);
 
   const BalanceMode mode_;
-  const Topology& topology_;
   PlacementView& view_;
   const BalancerConfig config_;
   const Advice advice_;

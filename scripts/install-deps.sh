@@ -18,6 +18,9 @@ packages=(
   nlohmann-json3-dev      # JSON reports
   libcli11-dev            # command line with subcommands and --help
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The sanitizer and fuzz jobs (scripts/test-sanitizers.sh): clang with
+  # ASan, UBSan and libFuzzer.
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -103,6 +103,7 @@ absl::StatusOr<ElfPayload> Parse(std::string name, uint64_t file_bytes, const Re
     const Elf64_Phdr& ph = headers[i];
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
     const ElfSegment& seg = payload.segments[k++];
+    if (ph.p_filesz == 0) continue;  // all .bss
     if (absl::Status s = read(ph.p_offset, ph.p_filesz, payload.image.data() + seg.file_offset);
         !s.ok()) {
       return s;
@@ -116,7 +117,7 @@ absl::StatusOr<ElfPayload> Parse(std::string name, uint64_t file_bytes, const Re
 absl::StatusOr<ElfPayload> ParseElfPayload(std::string name, std::vector<uint8_t> image) {
   return Parse(std::move(name), image.size(),
                [&](uint64_t offset, uint64_t length, void* out) {
-                 std::memcpy(out, image.data() + offset, length);
+                 if (length > 0) std::memcpy(out, image.data() + offset, length);
                  return absl::OkStatus();
                });
 }

@@ -18,11 +18,13 @@ void RateLimiter::Refill(absl::Duration now) {
 }
 
 uint64_t RateLimiter::Available(absl::Duration now) {
+  absl::MutexLock l(&mu_);
   Refill(now);
   return static_cast<uint64_t>(tokens_);
 }
 
 uint64_t RateLimiter::Take(uint64_t bytes, absl::Duration now) {
+  absl::MutexLock l(&mu_);
   Refill(now);
   uint64_t granted = std::min<uint64_t>(bytes, static_cast<uint64_t>(tokens_));
   if (host_ != nullptr && granted > 0) granted = host_->Take(granted);
@@ -31,7 +33,10 @@ uint64_t RateLimiter::Take(uint64_t bytes, absl::Duration now) {
 }
 
 void RateLimiter::GiveBack(uint64_t bytes) {
-  tokens_ = std::min(burst_, tokens_ + static_cast<double>(bytes));
+  {
+    absl::MutexLock l(&mu_);
+    tokens_ = std::min(burst_, tokens_ + static_cast<double>(bytes));
+  }
   if (host_ != nullptr && bytes > 0) host_->GiveBack(bytes);
 }
 

@@ -17,6 +17,15 @@
 namespace numavm::lab {
 namespace {
 
+// j[key] when j is an object that has it, else null: never an insertion,
+// never operator[] on a non-object (undefined behaviour in nlohmann::json).
+const nlohmann::json& Member(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
 std::optional<double> Number(const nlohmann::json& j) {
   if (j.is_number()) return j.get<double>();
   return std::nullopt;
@@ -77,29 +86,35 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
       r.mode = std::string(f[2]);
       r.report = nlohmann::json::parse(f[3], nullptr, false);
       if (r.report.is_discarded() || !r.report.is_object()) continue;
-      const nlohmann::json& b = r.report["balance"];
-      r.access = Number(b["window_access_locality"]);
-      r.placement = Number(r.report["placement_locality"]);
+      const nlohmann::json& report = r.report;
+      r.access = Number(Member(Member(report, "balance"), "window_access_locality"));
+      r.placement = Number(Member(report, "placement_locality"));
       // With a series, the last sample while every vCPU ran is the end.
-      if (r.report["placement_series"].is_array()) {
-        for (const auto& p : r.report["placement_series"]) {
+      const nlohmann::json& series = Member(report, "placement_series");
+      if (series.is_array()) {
+        for (const auto& p : series) {
           if (!AllVcpusRunning(p)) break;
-          if (std::optional<double> v = Number(p["placement_locality"])) r.placement = v;
+          if (std::optional<double> v = Number(Member(p, "placement_locality"))) r.placement = v;
         }
       }
-      r.exit_code = r.report.value("exit_code", -1);
-      if (absl::StartsWith(r.mode, "numavm") && r.report["sampling"].is_object()) {
-        r.balancer_cpu_seconds = r.report["sampling"].value("cpu_seconds", -1.0);
+      if (const nlohmann::json& e = Member(report, "exit_code"); e.is_number_integer()) {
+        r.exit_code = e.get<int>();
       }
-      for (const auto& v : r.report["vcpu"]) r.guest_bytes += v.value("bytes", uint64_t{0});
-      r.vcpus = static_cast<int>(r.report["vcpu"].size());
-      const nlohmann::json& results = r.report["results"];
-      if (results.is_object() && results.contains("mismatches")) {
-        const nlohmann::json& m = results["mismatches"];
-        if (m.is_object() && m.contains("sum") && m["sum"].is_number_unsigned()) {
-          r.mismatches = m["sum"].get<uint64_t>();
+      if (absl::StartsWith(r.mode, "numavm")) {
+        if (std::optional<double> c = Number(Member(Member(report, "sampling"), "cpu_seconds"))) {
+          r.balancer_cpu_seconds = *c;
         }
       }
+      const nlohmann::json& vcpu = Member(report, "vcpu");
+      if (vcpu.is_array()) {
+        for (const auto& v : vcpu) {
+          const nlohmann::json& bytes = Member(v, "bytes");
+          if (bytes.is_number_unsigned()) r.guest_bytes += bytes.get<uint64_t>();
+        }
+        r.vcpus = static_cast<int>(vcpu.size());
+      }
+      const nlohmann::json& sum = Member(Member(Member(report, "results"), "mismatches"), "sum");
+      if (sum.is_number_unsigned()) r.mismatches = sum.get<uint64_t>();
       if (auto w = widened.find({r.workload, r.mode}); w != widened.end()) {
         r.widened = w->second;
         widened.erase(w);

@@ -110,5 +110,19 @@ TEST(LoadElfPayload, CopiesSegmentsAndZeroesBss) {
   EXPECT_EQ(dst[4095], 0);
 }
 
+// Found by fuzz/elf_fuzz.cc: a payload whose only segment is all .bss
+// (no file bytes) once passed a null pointer to memcpy.
+TEST(ParseElfPayload, ASegmentWithoutFileBytesIsAllBss) {
+  std::vector<uint8_t> image = MinimalElf(abi::kPayloadBase, abi::kPayloadBase);
+  const uint64_t none = 0;
+  std::memcpy(image.data() + sizeof(Elf64_Ehdr) + offsetof(Elf64_Phdr, p_filesz), &none,
+              sizeof(none));
+  absl::StatusOr<ElfPayload> p = ParseElfPayload("bss", image);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->segments.size(), 1u);
+  EXPECT_EQ(p->segments[0].file_bytes, 0u);
+  EXPECT_TRUE(p->image.empty());
+}
+
 }  // namespace
 }  // namespace numavm

@@ -1,0 +1,20 @@
+// Any bytes as what numavm reads from the kernel and QEMU: QMP replies,
+// /proc/PID/maps, /proc/zoneinfo, /proc/meminfo, sysfs CPU lists.
+#include <cstddef>
+#include <cstdint>
+
+#include "balancer/actuation/pfn_nodes.h"
+#include "balancer/libvirt/qemu_process.h"
+#include "balancer/topology/topology.h"
+#include "vmm/host_memory.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  absl::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)numavm::ParseVcpuThreads(text);
+  (void)numavm::ParseMemdevBytes(text);
+  if (auto maps = numavm::ParseMaps(text); maps.ok()) (void)numavm::FindGuestRam(*maps, 1 << 20);
+  if (auto zones = numavm::PfnNodeMap::Parse(text); zones.ok()) (void)zones->NodeOf(size);
+  (void)numavm::ParseMeminfo(text);
+  (void)numavm::ParseCpuList(text);
+  return 0;
+}

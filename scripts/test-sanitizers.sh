@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The sanitizer and fuzz jobs (run by scripts/test.sh after the main tests;
+# needs the main build for its guest payloads):
+#  1. clang with ASan+UBSan and libFuzzer instrumentation (build-asan/): the
+#     unit tests but the simulator acceptance runs, a fixed subset of the kvm
+#     tests, then every fuzz target for FUZZ_SECONDS (30) on its seed corpus.
+# No TSan job: Debian's libabsl is not built with TSan, so every access
+# under an absl::Mutex is reported as a race (docs/hardening.md).
+# Any sanitizer report or fuzzer crash fails the job.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MAIN=${BUILD_DIR:-build}
+PAYLOADS=$(realpath "$MAIN/guest-tools")
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+ASAN=${ASAN_BUILD_DIR:-build-asan}
+CC=clang CXX=clang++ cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNUMAVM_SANITIZE=address,undefined -DNUMAVM_FUZZ=ON \
+  -DNUMAVM_PREBUILT_PAYLOADS="$PAYLOADS" >/dev/null
+cmake --build "$ASAN" -j"$(nproc)" --target numavm unit_tests kvm_tests \
+  fuzz_trace fuzz_run_config fuzz_topology fuzz_daemon_config fuzz_elf fuzz_proc \
+  fuzz_control_reply
+(cd "$ASAN" && ctest --output-on-failure --timeout 600 -j2 -L unit -E '^Balancing' \
+  && ctest --output-on-failure --timeout 600 -j2 -L kvm \
+       -R 'RunEndingTest|HostileTest|RunReportTest|^SamplerTest|SamplerLifecycleTest|Samplers/SamplerCliTest|RunRegistrationTest')
+
+corpus_out=$(mktemp -d)
+trap 'rm -rf "$corpus_out"' EXIT
+for target in trace run_config topology daemon_config elf proc control_reply; do
+  mkdir -p "$corpus_out/$target"
+  extra=()
+  [ "$target" = elf ] && extra=("$PAYLOADS")
+  log="$ASAN/fuzz-$target.log"
+  # New inputs go to a temporary directory, never into the tree; a crashing
+  # input is kept in the build directory ($ASAN/fuzz-crash-TARGET-*).
+  if ! "$ASAN/fuzz/fuzz_$target" -max_total_time="$FUZZ_SECONDS" -max_len=65536       -artifact_prefix="$ASAN/fuzz-crash-$target-" -print_final_stats=1       "$corpus_out/$target" "fuzz/corpus/$target" "${extra[@]}" >"$log" 2>&1; then
+    tail -60 "$log"
+    echo "fuzz_$target crashed (input in $ASAN/fuzz-crash-$target-*)"
+    exit 1
+  fi
+  echo "fuzz_$target: $(grep -m1 '^Done' "$log")"
+done
+echo "sanitizers and fuzzers: clean"
