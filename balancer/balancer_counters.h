@@ -21,23 +21,36 @@ enum class BalanceMode { kOff, kAdvise, kOn };
 // explains each). Counted by index in the hot loop; named for reports.
 enum class Decision : uint8_t {
   // Per page (policy/page_policy.h's PageReason, in its order).
-  kMigrate, kFirstSample, kNodeChanged, kShared, kLocal, kDestinationFull, kUnattributed,
+  kMigrate,
+  kFirstSample,
+  kNodeChanged,
+  kShared,
+  kLocal,
+  kDestinationFull,
+  kUnattributed,
   kGroupPull,
   // Per region (policy/region_policy.h).
-  kRegionMove, kRegionInPlace, kRegionDissent,
+  kRegionMove,
+  kRegionInPlace,
+  kRegionDissent,
   // Before deciding.
-  kWarmingUp, kPageNotResident,
+  kWarmingUp,
+  kPageNotResident,
   // vCPUs (VcpuPlacer).
-  kVcpuMove, kVcpuHome, kVcpuPinFailed, kVcpuNodeFull, kGroupDoesNotFit,
+  kVcpuMove,
+  kVcpuHome,
+  kVcpuPinFailed,
+  kVcpuNodeFull,
+  kGroupDoesNotFit,
   kCount
 };
 
 inline const char* DecisionName(Decision d) {
   static constexpr const char* kNames[] = {
-      "migrate", "first-sample", "node-changed", "shared", "local", "destination-full",
-      "unattributed", "group-pull", "region-move", "region-in-place", "region-dissent",
-      "warming-up", "page-not-resident", "vcpu-move", "vcpu-home", "vcpu-pin-failed",
-      "vcpu-node-full", "group-does-not-fit"};
+      "migrate",          "first-sample",   "node-changed",      "shared",      "local",
+      "destination-full", "unattributed",   "group-pull",        "region-move", "region-in-place",
+      "region-dissent",   "warming-up",     "page-not-resident", "vcpu-move",   "vcpu-home",
+      "vcpu-pin-failed",  "vcpu-node-full", "group-does-not-fit"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Decision::kCount));
   return kNames[static_cast<size_t>(d)];
 }
@@ -61,30 +74,30 @@ struct DecisionCounts {
 };
 
 struct BalancerCounters {
-  uint64_t samples = 0;       // hint faults (or dirty pages) seen
-  uint64_t attributed = 0;    // samples with a vCPU and a resident page
-  uint64_t local = 0;         // ... whose page was on the vCPU's node
+  uint64_t samples = 0;     // hint faults (or dirty pages) seen
+  uint64_t attributed = 0;  // samples with a vCPU and a resident page
+  uint64_t local = 0;       // ... whose page was on the vCPU's node
   uint64_t pages_migrated = 0;
   uint64_t bytes_migrated = 0;
-  uint64_t migration_failures = 0;  // failed or no memory on the destination
-  uint64_t migrations_deferred = 0; // over the rate limit or busy
-  uint64_t vcpu_moves = 0;          // vCPUs given a new home node
-  uint64_t remigrations = 0;        // moves of a page that moved 10-20 s before or less
-  uint64_t periods = 0;             // batches seen
+  uint64_t migration_failures = 0;   // failed or no memory on the destination
+  uint64_t migrations_deferred = 0;  // over the rate limit or busy
+  uint64_t vcpu_moves = 0;           // vCPUs given a new home node
+  uint64_t remigrations = 0;         // moves of a page that moved 10-20 s before or less
+  uint64_t periods = 0;              // batches seen
   // The last kLocalityWindow periods only: where locality is now.
   uint64_t window_attributed = 0;
   uint64_t window_local = 0;
-  absl::Duration cpu_time;          // the balancer's own (stats, policy, actuation)
-  absl::Duration move_cpu_time;     // of it, in page migrations (move_pages)
-  uint64_t state_bytes = 0;         // memory of its per-page and per-vCPU state
-  int groups = 0;                   // vCPU groups now (vCPUs sharing memory)
-  std::vector<int> vcpu_nodes;      // node index each vCPU last ran on (-1: never seen)
+  absl::Duration cpu_time;       // the balancer's own (stats, policy, actuation)
+  absl::Duration move_cpu_time;  // of it, in page migrations (move_pages)
+  uint64_t state_bytes = 0;      // memory of its per-page and per-vCPU state
+  int groups = 0;                // vCPU groups now (vCPUs sharing memory)
+  std::vector<int> vcpu_nodes;   // node index each vCPU last ran on (-1: never seen)
   // (seconds, locality over the last kLocalityWindow periods), one point
   // per period with attributed samples, at most kSeriesPoints (then every
   // other point is dropped).
   std::vector<std::pair<double, double>> locality_series;
   DecisionCounts decisions;
-  uint64_t regions_moved = 0;       // regions whose pages were moved as one batch
+  uint64_t regions_moved = 0;  // regions whose pages were moved as one batch
   double locality() const {
     return attributed == 0 ? 0.0 : static_cast<double>(local) / attributed;
   }

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "base/errno_status.h"
 #include "balancer/actuation/binding.h"
 #include "balancer/sampling/proc_file.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 
@@ -35,7 +35,8 @@ HostPlacementView::HostPlacementView(const Topology& topology, std::vector<Guest
   migrator_.set_max_time(kMaxMoveTimePerPeriod);
   for (size_t i = 0; i < topology_.nodes.size(); ++i) {
     for (int cpu : topology_.nodes[i].cpus) {
-      if (cpu >= static_cast<int>(node_index_of_cpu_.size())) node_index_of_cpu_.resize(cpu + 1, -1);
+      if (cpu >= static_cast<int>(node_index_of_cpu_.size()))
+        node_index_of_cpu_.resize(cpu + 1, -1);
       node_index_of_cpu_[cpu] = static_cast<int>(i);
     }
   }
@@ -60,8 +61,7 @@ absl::StatusOr<std::vector<int>> HostPlacementView::PageNodes(const std::vector<
     }
   }
   std::vector<int> status(pages.size(), -1);
-  if (!pages.empty() &&
-      move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) < 0) {
+  if (!pages.empty() && move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) < 0) {
     return ErrnoStatus(errno, "move_pages query");
   }
   for (size_t k = 0; k < pages.size(); ++k) {
@@ -85,8 +85,8 @@ absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {
   std::vector<pid_t> tids = threads_();
   if (vcpu < 0 || vcpu >= static_cast<int>(tids.size()) || tids[vcpu] <= 0 || node < 0 ||
       node >= topology_.node_count()) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot pin vCPU ", vcpu, " to node index ",
-                                                   node));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot pin vCPU ", vcpu, " to node index ", node));
   }
   return PinThread(tids[vcpu], topology_.nodes[node].cpus);
 }

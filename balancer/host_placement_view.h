@@ -19,8 +19,8 @@ class HostPlacementView final : public PlacementView {
  public:
   using VcpuThreads = std::function<std::vector<pid_t>()>;
 
-  HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram,
-                    VcpuThreads threads, RateLimiter* limiter);
+  HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram, VcpuThreads threads,
+                    RateLimiter* limiter);
 
   // Wall time one balancing period's migrations may take; the rest waits
   // for the next period. Where migration is fast it never binds (256 MiB,

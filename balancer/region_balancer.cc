@@ -72,8 +72,8 @@ void RegionBalancer::Act(const RegionVerdict& verdict, RegionState& state,
   }
 }
 
-RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up,
-                                               DecisionCounts& decisions, const Advice& advice) {
+RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, DecisionCounts& decisions,
+                                               const Advice& advice) {
   Outcome out;
   decided_.clear();
   out.visits = visits_.size();
@@ -92,8 +92,8 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up,
       std::array<RegionState, kSubRegions>& subs = split_[region];
       for (int q = 0; q < kSubRegions; ++q) {
         if (v.sub[q].samples == 0) continue;
-        Act(OnRegionVisit(subs[q], v.sub[q]), subs[q], {region, q}, v, act, warming_up,
-            decisions, advice, out);
+        Act(OnRegionVisit(subs[q], v.sub[q]), subs[q], {region, q}, v, act, warming_up, decisions,
+            advice, out);
       }
       continue;
     } else if (!v.whole.unanimous && state.flips >= 2) {

@@ -27,8 +27,8 @@ namespace numavm {
 
 class RegionBalancer {
  public:
-  using Advice = std::function<void(uint64_t gfn, uint64_t pages, int from, int to,
-                                    absl::string_view reason)>;
+  using Advice =
+      std::function<void(uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason)>;
 
   RegionBalancer(uint64_t guest_pages, uint64_t backing_pages)
       : regions_(guest_pages), moves_(guest_pages, backing_pages) {}

@@ -10,9 +10,9 @@ void RegionMoves::Push(RegionState& state, const Unit& unit, uint64_t acceptable
   queue_.push_back({unit, acceptable});
 }
 
-absl::StatusOr<RegionMovesOutcome> RegionMoves::Drain(
-    const StateOf& state_of, PlacementView& view, absl::Duration now,
-    const std::function<void(uint64_t)>& moved) {
+absl::StatusOr<RegionMovesOutcome> RegionMoves::Drain(const StateOf& state_of, PlacementView& view,
+                                                      absl::Duration now,
+                                                      const std::function<void(uint64_t)>& moved) {
   RegionMovesOutcome out;
   while (!queue_.empty()) {
     const Entry e = queue_.front();

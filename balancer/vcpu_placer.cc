@@ -8,19 +8,25 @@
 
 namespace numavm {
 
-VcpuPlacer::VcpuPlacer(BalanceMode mode, const Topology& topology, int vcpus,
-                       PlacementView& view, VcpuPlacerConfig config)
-    : mode_(mode), topology_(topology), view_(view), config_(std::move(config)),
-      faults_(vcpus, topology.node_count()), home_(vcpus, -1),
-      shared_(vcpus, std::vector<double>(vcpus, 0.0)), samples_(vcpus, 0.0),
-      linked_(vcpus, std::vector<bool>(vcpus, false)), group_(vcpus), group_size_(vcpus, 1) {
+VcpuPlacer::VcpuPlacer(BalanceMode mode, const Topology& topology, int vcpus, PlacementView& view,
+                       VcpuPlacerConfig config)
+    : mode_(mode),
+      topology_(topology),
+      view_(view),
+      config_(std::move(config)),
+      faults_(vcpus, topology.node_count()),
+      home_(vcpus, -1),
+      shared_(vcpus, std::vector<double>(vcpus, 0.0)),
+      samples_(vcpus, 0.0),
+      linked_(vcpus, std::vector<bool>(vcpus, false)),
+      group_(vcpus),
+      group_size_(vcpus, 1) {
   for (int v = 0; v < vcpus; ++v) group_[v] = v;
 }
 
 size_t VcpuPlacer::state_bytes() const {
   const size_t v = static_cast<size_t>(vcpus());
-  return sizeof(double) * v * (topology_.node_count() + v + 1) + v * v / 8 +
-         sizeof(int) * 3 * v;
+  return sizeof(double) * v * (topology_.node_count() + v + 1) + v * v / 8 + sizeof(int) * 3 * v;
 }
 
 std::vector<VcpuPlacer::GroupSpan> VcpuPlacer::GroupSpans(
@@ -69,7 +75,9 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
   for (int v = 0; v < vcpus; ++v) delta.groups += group_size_[v] > 0 ? 1 : 0;
   std::vector<int> effective(vcpus, -1);
   for (int v = 0; v < vcpus; ++v) {
-    effective[v] = home_[v] >= 0 ? home_[v] : v < static_cast<int>(running.size()) ? running[v] : -1;
+    effective[v] = home_[v] >= 0                          ? home_[v]
+                   : v < static_cast<int>(running.size()) ? running[v]
+                                                          : -1;
   }
   if (!hold) {
     // Decide (policy/vcpu_plan.h), then act: only `on` pins, and a pin
@@ -97,10 +105,9 @@ void VcpuPlacer::DecayStats(absl::Duration now, absl::Duration half_life) {
   // Forget by elapsed time: half of it every half_life.
   const absl::Duration elapsed = last_decay_ ? now - *last_decay_ : absl::ZeroDuration();
   last_decay_ = now;
-  const double keep =
-      elapsed <= absl::ZeroDuration() || half_life <= absl::ZeroDuration()
-          ? 0.5
-          : std::exp2(-absl::FDivDuration(elapsed, half_life));
+  const double keep = elapsed <= absl::ZeroDuration() || half_life <= absl::ZeroDuration()
+                          ? 0.5
+                          : std::exp2(-absl::FDivDuration(elapsed, half_life));
   faults_.Decay(keep);
   for (auto& row : shared_) {
     for (double& s : row) s *= keep;

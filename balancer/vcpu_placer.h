@@ -62,7 +62,7 @@ class VcpuPlacer final {
   struct GroupSpan {
     std::vector<bool> nodes;
     int primary = -1;
-    bool multi_node = false;  // more than one of `nodes` is set
+    bool multi_node = false;    // more than one of `nodes` is set
     std::vector<bool> busiest;  // nodes with the most of its vCPUs
   };
   std::vector<GroupSpan> GroupSpans(const std::vector<int>& vcpu_nodes) const;

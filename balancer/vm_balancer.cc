@@ -65,7 +65,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
   return PeriodOutcome{delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
-                       wanted, changing, delta.move_cpu_time};
+                       wanted,           changing,    delta.move_cpu_time};
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
@@ -204,8 +204,8 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     const VcpuPlacer::GroupSpan* span = nullptr;
     if (known && !spans[placer_.group_of(s.vcpu)].nodes.empty()) {
       span = &spans[placer_.group_of(s.vcpu)];
-      group.shared_within_group = previous_vcpu[i] >= 0 &&
-                                  placer_.group_of(previous_vcpu[i]) == placer_.group_of(s.vcpu);
+      group.shared_within_group =
+          previous_vcpu[i] >= 0 && placer_.group_of(previous_vcpu[i]) == placer_.group_of(s.vcpu);
       group.on_group_nodes =
           static_cast<size_t>(page_node) < span->nodes.size() && span->nodes[page_node];
       group.group_spans_nodes = span->multi_node;
@@ -229,8 +229,8 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus());
   }
   // The regions' verdicts; a region that decides takes its samples with it.
-  const RegionBalancer::Outcome regions = regions_.Decide(
-      mode_ == BalanceMode::kOn, warming_up, delta.decisions, advice_);
+  const RegionBalancer::Outcome regions =
+      regions_.Decide(mode_ == BalanceMode::kOn, warming_up, delta.decisions, advice_);
   wanted += regions.wanted;
   changing += regions.changing;
   // The scan's pace, for how long evidence must last.

@@ -57,13 +57,16 @@ struct BalancerConfig {
 class VmBalancer final {
  public:
   // A decision that moves memory: a page (`pages` 1) or a region.
-  using Advice = std::function<void(uint64_t gfn, uint64_t pages, int from, int to,
-                                    absl::string_view reason)>;
+  using Advice =
+      std::function<void(uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason)>;
 
   VmBalancer(BalanceMode mode, const Topology& topology, int vcpus, uint64_t guest_pages,
              PlacementView& view, BalancerConfig config = {}, Advice advice = nullptr)
-      : mode_(mode), view_(view), config_(std::move(config)),
-        advice_(std::move(advice)), pages_(guest_pages),
+      : mode_(mode),
+        view_(view),
+        config_(std::move(config)),
+        advice_(std::move(advice)),
+        pages_(guest_pages),
         regions_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
         placer_(mode, topology, vcpus, view,
                 VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life}) {}
@@ -105,7 +108,7 @@ class VmBalancer final {
   absl::Duration SweepEstimate() const;
   double visits_per_second_ = 0;
   absl::Duration last_batch_;
-  absl::Duration epoch_start_;  // of the re-migration epochs
+  absl::Duration epoch_start_;                      // of the re-migration epochs
   std::vector<uint64_t> moved_now_, moved_before_;  // pages marked in this / the last epoch
   struct PeriodLocality {
     absl::Duration at;

@@ -43,9 +43,8 @@ RegularFile::~RegularFile() {
 
 absl::Status RegularFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
   if (offset > size_ || length > size_ - offset) {
-    return absl::InvalidArgumentError(absl::StrCat(label_, ": truncated (", length,
-                                                   " bytes at offset ", offset, " of ", size_,
-                                                   ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        label_, ": truncated (", length, " bytes at offset ", offset, " of ", size_, ")"));
   }
   char* dst = static_cast<char*>(out);
   uint64_t done = 0;

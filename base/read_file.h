@@ -35,7 +35,8 @@ class RegularFile {
   absl::StatusOr<std::string> ReadAll() const;
 
  private:
-  RegularFile(int fd, uint64_t size, std::string label) : fd_(fd), size_(size), label_(std::move(label)) {}
+  RegularFile(int fd, uint64_t size, std::string label)
+      : fd_(fd), size_(size), label_(std::move(label)) {}
   int fd_ = -1;
   uint64_t size_ = 0;
   std::string label_;  // "<what> <path>"

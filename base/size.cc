@@ -17,8 +17,7 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
   }
   uint64_t value = 0;
   if (digits == 0 || !absl::SimpleAtoi(s.substr(0, digits), &value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not a size (try 512M or 4G)"));
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a size (try 512M or 4G)"));
   }
   std::string suffix = absl::AsciiStrToUpper(s.substr(digits));
   int shift = -1;

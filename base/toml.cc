@@ -12,9 +12,9 @@ absl::StatusOr<toml::table> ParseToml(absl::string_view text, absl::string_view 
     return toml::parse(std::string_view(text.data(), text.size()),
                        std::string_view(source.data(), source.size()));
   } catch (const toml::parse_error& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": line ", e.source().begin.line, ", column ",
-                     e.source().begin.column, ": ", std::string(e.description())));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": line ", e.source().begin.line,
+                                                   ", column ", e.source().begin.column, ": ",
+                                                   std::string(e.description())));
   }
 }
 
@@ -64,7 +64,8 @@ absl::StatusOr<const toml::table*> TomlTable(const toml::table& table, const cha
                                              absl::string_view source) {
   const toml::node* n = table.get(key);
   if (n == nullptr) return static_cast<const toml::table*>(nullptr);
-  if (!n->is_table()) return TomlError(*n, absl::StrCat(key, " must be a table ([", key, "])"), source);
+  if (!n->is_table())
+    return TomlError(*n, absl::StrCat(key, " must be a table ([", key, "])"), source);
   return n->as_table();
 }
 

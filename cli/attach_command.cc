@@ -36,13 +36,13 @@ int AttachCommand(const AttachFlags& flags) {
   if (!mode.ok()) return Fail("attach", mode.status());
   absl::StatusOr<absl::Duration> interval = ParseTimeout(flags.interval);
   if (!interval.ok() || *interval < absl::Milliseconds(100)) {
-    return Fail("attach", absl::InvalidArgumentError(
-                              absl::StrCat("--interval '", flags.interval, "': want e.g. 5s, at least 100ms")));
+    return Fail("attach", absl::InvalidArgumentError(absl::StrCat(
+                              "--interval '", flags.interval, "': want e.g. 5s, at least 100ms")));
   }
   absl::StatusOr<uint64_t> rate = ParseSize(flags.migrate_rate);
   if (!rate.ok() || *rate == 0) {
-    return Fail("attach", absl::InvalidArgumentError(
-                              absl::StrCat("--migrate-rate '", flags.migrate_rate, "': want e.g. 64M")));
+    return Fail("attach", absl::InvalidArgumentError(absl::StrCat(
+                              "--migrate-rate '", flags.migrate_rate, "': want e.g. 64M")));
   }
   absl::Duration duration = absl::InfiniteDuration();
   if (!flags.duration.empty()) {
@@ -70,14 +70,16 @@ int AttachCommand(const AttachFlags& flags) {
       RuntimeDir(), absl::StrCat("attach-", getpid()), [&](const std::string& request) {
         return HandleControlRequest(manager, "numavm attach", request, &detached_all);
       });
-  if (!control.ok()) Log(absl::StrCat("no control socket (numavm report will not see this): ",
-                                      control.status().message()));
-  Log(absl::StrCat("attached ", absl::StrJoin(manager.Attached(), ", "), " (",
-                   flags.mode, ", every ", absl::FormatDuration(*interval),
+  if (!control.ok())
+    Log(absl::StrCat("no control socket (numavm report will not see this): ",
+                     control.status().message()));
+  Log(absl::StrCat("attached ", absl::StrJoin(manager.Attached(), ", "), " (", flags.mode,
+                   ", every ", absl::FormatDuration(*interval),
                    "); Ctrl-C or 'numavm detach' restores their vCPU pinning"));
 
   const absl::Time start = absl::Now();
-  const absl::Time end = duration == absl::InfiniteDuration() ? absl::InfiniteFuture() : start + duration;
+  const absl::Time end =
+      duration == absl::InfiniteDuration() ? absl::InfiniteFuture() : start + duration;
   int exit_code = kExitOk;
   for (;;) {
     manager.Step(absl::Now() - start);

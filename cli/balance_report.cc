@@ -40,18 +40,18 @@ std::string BalancerCountersText(const BalancerCounters& c) {
     absl::StrAppend(&out, absl::StrFormat("access locality %.1f%% (%u of %u attributed samples",
                                           100.0 * c.locality(), c.local, c.attributed));
     if (c.window_attributed) {
-      absl::StrAppend(&out, absl::StrFormat("; recent %.1f%%",
-                                            100.0 * c.window_locality()));
+      absl::StrAppend(&out, absl::StrFormat("; recent %.1f%%", 100.0 * c.window_locality()));
     }
     absl::StrAppend(&out, ")");
   } else {
     absl::StrAppend(&out, "no attributed samples (locality unknown)");
   }
-  absl::StrAppend(&out, absl::StrFormat(
-      ", %u pages migrated (%s), %u failed, %u deferred, %u vCPU moves, %d vCPU groups, "
-      "balancer CPU %.3f s",
-      c.pages_migrated, FormatSize(c.bytes_migrated), c.migration_failures,
-      c.migrations_deferred, c.vcpu_moves, c.groups, absl::ToDoubleSeconds(c.cpu_time)));
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                ", %u pages migrated (%s), %u failed, %u deferred, %u vCPU moves, %d vCPU groups, "
+                "balancer CPU %.3f s",
+                c.pages_migrated, FormatSize(c.bytes_migrated), c.migration_failures,
+                c.migrations_deferred, c.vcpu_moves, c.groups, absl::ToDoubleSeconds(c.cpu_time)));
   return out;
 }
 

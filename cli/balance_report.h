@@ -4,10 +4,9 @@
 #define NUMAVM_CLI_BALANCE_REPORT_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "balancer/vm_balancer.h"
 

@@ -1,9 +1,8 @@
 // `numavm daemon`: balances all (or the configured) libvirt domains
 // continuously, serves Prometheus metrics and a control socket, reloads its
 // config on SIGHUP.
-#include <unistd.h>
-
 #include <httplib.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -72,7 +71,8 @@ int DaemonCommand(const DaemonFlags& flags) {
   if (!flags.duration.empty()) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(flags.duration);
     if (!d.ok()) {
-      std::fprintf(stderr, "numavm daemon: --duration: %s\n", std::string(d.status().message()).c_str());
+      std::fprintf(stderr, "numavm daemon: --duration: %s\n",
+                   std::string(d.status().message()).c_str());
       return kExitBadInput;
     }
     duration = *d;
@@ -116,7 +116,8 @@ int DaemonCommand(const DaemonFlags& flags) {
   }
 
   const absl::Time start = absl::Now();
-  const absl::Time end = duration == absl::InfiniteDuration() ? absl::InfiniteFuture() : start + duration;
+  const absl::Time end =
+      duration == absl::InfiniteDuration() ? absl::InfiniteFuture() : start + duration;
   int exit_code = kExitOk;
   for (;;) {
     if (!detached_all) manager.AttachNew(config->domains);
@@ -132,12 +133,14 @@ int DaemonCommand(const DaemonFlags& flags) {
     if (sig == SIGHUP) {
       absl::StatusOr<DaemonConfig> fresh = ResolveDaemonConfig(flags);
       if (!fresh.ok()) {
-        Log(absl::StrCat("SIGHUP: config not reloaded, keeping the old one: ", fresh.status().message()));
+        Log(absl::StrCat("SIGHUP: config not reloaded, keeping the old one: ",
+                         fresh.status().message()));
         continue;
       }
       manager.set_mode(fresh->mode);
       manager.set_migrate_rate(fresh->migrate_bytes_per_second);
-      if (fresh->metrics_address != config->metrics_address || fresh->metrics_port != config->metrics_port) {
+      if (fresh->metrics_address != config->metrics_address ||
+          fresh->metrics_port != config->metrics_port) {
         start_metrics(*fresh);
       }
       if (fresh->connect != config->connect) Log("SIGHUP: a new connect URI needs a restart");

@@ -20,7 +20,8 @@ absl::Status Bad(absl::string_view source, absl::string_view what) {
 absl::Status SetInterval(absl::string_view text, DaemonConfig& c) {
   absl::StatusOr<absl::Duration> d = ParseTimeout(text);
   if (!d.ok() || *d < absl::Milliseconds(100)) {
-    return absl::InvalidArgumentError(absl::StrCat("interval '", text, "': want e.g. 5s, at least 100ms"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval '", text, "': want e.g. 5s, at least 100ms"));
   }
   c.interval = *d;
   return absl::OkStatus();
@@ -28,7 +29,8 @@ absl::Status SetInterval(absl::string_view text, DaemonConfig& c) {
 
 absl::Status SetRate(absl::string_view text, DaemonConfig& c) {
   absl::StatusOr<uint64_t> r = ParseSize(text);
-  if (!r.ok() || *r == 0) return absl::InvalidArgumentError(absl::StrCat("migrate rate '", text, "': want e.g. 64M"));
+  if (!r.ok() || *r == 0)
+    return absl::InvalidArgumentError(absl::StrCat("migrate rate '", text, "': want e.g. 64M"));
   c.migrate_bytes_per_second = *r;
   return absl::OkStatus();
 }
@@ -40,7 +42,8 @@ bool IsNumericAddress(const std::string& text) {
 }
 
 absl::Status SetPort(int64_t port, DaemonConfig& c) {
-  if (port < 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("port ", port, " is not 0-65535"));
+  if (port < 0 || port > 65535)
+    return absl::InvalidArgumentError(absl::StrCat("port ", port, " is not 0-65535"));
   c.metrics_port = static_cast<int>(port);
   return absl::OkStatus();
 }
@@ -50,18 +53,20 @@ absl::Status SetPort(int64_t port, DaemonConfig& c) {
 absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, DaemonConfig& c) {
   absl::StatusOr<toml::table> t = ParseToml(text, source);
   if (!t.ok()) return t.status();
-  if (absl::Status s = CheckTomlKeys(*t, {"daemon", "metrics"}, "the top level", source); !s.ok()) return s;
+  if (absl::Status s = CheckTomlKeys(*t, {"daemon", "metrics"}, "the top level", source); !s.ok())
+    return s;
   absl::StatusOr<const toml::table*> daemon = TomlTable(*t, "daemon", source);
   if (!daemon.ok()) return daemon.status();
   absl::StatusOr<const toml::table*> metrics = TomlTable(*t, "metrics", source);
   if (!metrics.ok()) return metrics.status();
   if (const toml::table* d = *daemon) {
-    if (absl::Status s = CheckTomlKeys(*d, {"connect", "mode", "interval", "migrate_rate", "domains"},
-                                       "[daemon]", source);
+    if (absl::Status s = CheckTomlKeys(
+            *d, {"connect", "mode", "interval", "migrate_rate", "domains"}, "[daemon]", source);
         !s.ok()) {
       return s;
     }
-    absl::StatusOr<std::optional<std::string>> connect = TomlString(*d, "connect", "daemon.connect", source);
+    absl::StatusOr<std::optional<std::string>> connect =
+        TomlString(*d, "connect", "daemon.connect", source);
     if (!connect.ok()) return connect.status();
     if (*connect) c.connect = **connect;
     if (const toml::node* n = d->get("mode")) {
@@ -93,11 +98,14 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
     }
   }
   if (const toml::table* m = *metrics) {
-    if (absl::Status s = CheckTomlKeys(*m, {"address", "port"}, "[metrics]", source); !s.ok()) return s;
-    absl::StatusOr<std::optional<std::string>> address = TomlString(*m, "address", "metrics.address", source);
+    if (absl::Status s = CheckTomlKeys(*m, {"address", "port"}, "[metrics]", source); !s.ok())
+      return s;
+    absl::StatusOr<std::optional<std::string>> address =
+        TomlString(*m, "address", "metrics.address", source);
     if (!address.ok()) return address.status();
     if (*address) c.metrics_address = **address;
-    absl::StatusOr<std::optional<int64_t>> port = TomlInt(*m, "port", 0, 65535, "metrics.port", source);
+    absl::StatusOr<std::optional<int64_t>> port =
+        TomlInt(*m, "port", 0, 65535, "metrics.port", source);
     if (!port.ok()) return port.status();
     if (*port) c.metrics_port = static_cast<int>(**port);
   }
@@ -135,9 +143,9 @@ absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
     }
   }
   if (!IsNumericAddress(c.metrics_address)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "metrics address '", c.metrics_address,
-        "' is not an IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics address '", c.metrics_address,
+                     "' is not an IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)"));
   }
   return c;
 }

@@ -16,12 +16,18 @@ inline constexpr int kExitInterrupted = 130;
 
 inline int ExitCodeFor(RunEnd end) {
   switch (end) {
-    case RunEnd::kCompleted: return kExitOk;
-    case RunEnd::kGuestFailed: return kExitGuestFailed;
-    case RunEnd::kGuestFault: return kExitGuestFault;
-    case RunEnd::kTimeout: return kExitTimeout;
-    case RunEnd::kStopped: return kExitInterrupted;
-    case RunEnd::kError: return kExitHostError;
+    case RunEnd::kCompleted:
+      return kExitOk;
+    case RunEnd::kGuestFailed:
+      return kExitGuestFailed;
+    case RunEnd::kGuestFault:
+      return kExitGuestFault;
+    case RunEnd::kTimeout:
+      return kExitTimeout;
+    case RunEnd::kStopped:
+      return kExitInterrupted;
+    case RunEnd::kError:
+      return kExitHostError;
   }
   return kExitHostError;
 }

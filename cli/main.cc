@@ -1,14 +1,13 @@
 // numavm: a NUMA balancer for virtual machines.
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
-#include "cli/payload_path.h"
 #include "cli/libvirt_commands.h"
+#include "cli/payload_path.h"
 #include "cli/replay_command.h"
 #include "cli/run_command.h"
 #include "cli/simulate_command.h"
@@ -22,13 +21,12 @@ constexpr const char* kDescription =
     "daemon), and reports every VM's locality (report).";
 
 void AddRunCommand(CLI::App& app, numavm::RunFlags& flags) {
-  CLI::App* run = app.add_subcommand(
-      "run",
-      "Boot a guest-tools payload on the bundled KVM VMM, run it to the end, "
-      "and print a per-VM summary (workload result, elapsed time, per-vCPU "
-      "throughput, guest memory per host node).");
-  run->footer(std::string("\nPayloads: ") +
-              absl::StrJoin(numavm::AvailablePayloads(), ", ") +
+  CLI::App* run =
+      app.add_subcommand("run",
+                         "Boot a guest-tools payload on the bundled KVM VMM, run it to the end, "
+                         "and print a per-VM summary (workload result, elapsed time, per-vCPU "
+                         "throughput, guest memory per host node).");
+  run->footer(std::string("\nPayloads: ") + absl::StrJoin(numavm::AvailablePayloads(), ", ") +
               "\nPayload arguments (key=value after --): size=BYTES (working "
               "set, default all free guest memory), iterations=N, seconds=S "
               "(run for S seconds of guest time instead), vcpus=N (vCPUs that "
@@ -132,8 +130,9 @@ void AddReplayCommand(CLI::App& app, numavm::ReplayFlags& flags) {
   replay->add_option("trace", flags.trace_path, "trace file written by 'numavm run --record'")
       ->required()
       ->check(CLI::ExistingFile);
-  replay->add_option("-t,--topology", flags.topology_path,
-                     "topology file (TOML; see configs/topology-*.toml)")
+  replay
+      ->add_option("-t,--topology", flags.topology_path,
+                   "topology file (TOML; see configs/topology-*.toml)")
       ->required()
       ->check(CLI::ExistingFile);
   replay->add_option("--report", flags.report, "table (default) or json");
@@ -158,7 +157,8 @@ void AddSimulateCommand(CLI::App& app, numavm::SimulateFlags& flags) {
   sim->footer(
       "\nWorkloads: numa01, numa01_read, numa01_thread_alloc, numa02, numa02_read, numa02_smt, "
       "shared, phase, idle (the guest-tools shapes), groups (unequal vCPU groups: n=, "
-      "sizes=1/3/4), handover (every slice passes to the next vCPU each every=, default half the run), drift "
+      "sizes=1/3/4), handover (every slice passes to the next vCPU each every=, default half the "
+      "run), drift "
       "(slices shift step=0.05 of a slice each every=10s), hot (hot= share of memory every "
       "vCPU writes, hot_share= of their accesses). Every workload takes size= (working set, "
       "default all), rate= (bytes per second per vCPU, default 4G), write= (share of "
@@ -199,8 +199,7 @@ void AddSimulateCommand(CLI::App& app, numavm::SimulateFlags& flags) {
   sim->add_option("--scan-probes", flags.scan_probes, "pages sampled per 2 MiB region (default 4)");
   sim->add_option("--scan-window", flags.scan_window,
                   "the fixed-window scanner: this much armed per period, as in 'numavm run'");
-  sim->add_option("--scan-period", flags.scan_period,
-                  "time between scans (default 1s)");
+  sim->add_option("--scan-period", flags.scan_period, "time between scans (default 1s)");
   sim->add_option("--scan-period-max", flags.scan_period_max,
                   "with --scan-window, the longest adaptive period (default 16 times "
                   "--scan-period)");
@@ -217,12 +216,12 @@ void AddAttachCommands(CLI::App& app, numavm::AttachFlags& attach, numavm::Detac
       "does), pin its vCPUs to the home node's CPUs (virDomainPinVcpu) and migrate its "
       "RAM there (move_pages on the QEMU process) under a rate limit. Detaching restores "
       "the vCPU pinning found at attach; migrated memory stays.");
-  a->footer(std::string(
-      "\nThe QEMU process and its guest RAM mapping are found through QMP "
-      "(query-cpus-fast, query-memdev) and /proc; memfd and anonymous RAM both work. "
-      "A domain that shuts down is dropped with a message; the others go on.\n"
-      "Examples:\n  numavm attach web1 web2 --mode advise\n"
-      "  numavm attach --all --connect qemu:///system --interval 10s\n\n") +
+  a->footer(
+      std::string("\nThe QEMU process and its guest RAM mapping are found through QMP "
+                  "(query-cpus-fast, query-memdev) and /proc; memfd and anonymous RAM both work. "
+                  "A domain that shuts down is dropped with a message; the others go on.\n"
+                  "Examples:\n  numavm attach web1 web2 --mode advise\n"
+                  "  numavm attach --all --connect qemu:///system --interval 10s\n\n") +
       numavm::kExitCodeHelp);
   a->add_option("domains", attach.domains, "libvirt domain names");
   a->add_flag("--all", attach.all, "every running domain");
@@ -238,9 +237,10 @@ void AddAttachCommands(CLI::App& app, numavm::AttachFlags& attach, numavm::Detac
                 "detach by itself after this long, e.g. 10m (default: run until stopped)");
   a->add_option("--report", attach.report, "final report format: table (default) or json");
 
-  CLI::App* d = app.add_subcommand(
-      "detach", "Tell the numavm process balancing a libvirt domain to let it go; its "
-                "vCPU pinning is restored.");
+  CLI::App* d =
+      app.add_subcommand("detach",
+                         "Tell the numavm process balancing a libvirt domain to let it go; its "
+                         "vCPU pinning is restored.");
   d->footer(
       "\nExit status: 0 detached (or, with --all, nothing was attached); 2 a named domain "
       "is not attached by any numavm process; 5 a numavm process did not answer or could not "
@@ -256,18 +256,20 @@ void AddDaemonCommand(CLI::App& app, numavm::DaemonFlags& flags) {
       "'numavm attach --all' does, picking up domains as they start; serve Prometheus "
       "metrics over HTTP and a control socket for 'numavm report'. SIGHUP reloads the "
       "config; SIGTERM restores every domain's vCPU pinning and exits.");
-  d->footer(std::string(
-      "\nConfig (TOML, see configs/numavm-daemon.toml): [daemon] connect, mode, interval, "
-      "migrate_rate, domains; [metrics] address (default 127.0.0.1), port (default 9464, 0: "
-      "off). Flags override it. A systemd unit is in configs/numavm.service.\n"
-      "Example: numavm daemon --config /etc/numavm/daemon.toml\n"
-      "         curl -s http://127.0.0.1:9464/metrics\n\n") +
+  d->footer(
+      std::string(
+          "\nConfig (TOML, see configs/numavm-daemon.toml): [daemon] connect, mode, interval, "
+          "migrate_rate, domains; [metrics] address (default 127.0.0.1), port (default 9464, 0: "
+          "off). Flags override it. A systemd unit is in configs/numavm.service.\n"
+          "Example: numavm daemon --config /etc/numavm/daemon.toml\n"
+          "         curl -s http://127.0.0.1:9464/metrics\n\n") +
       numavm::kExitCodeHelp);
   d->add_option("-c,--config", flags.config_path, "TOML config file")->check(CLI::ExistingFile);
   d->add_option("--connect", flags.connect, "libvirt URI");
   d->add_option("--mode", flags.mode, "enforce (default) or advise");
   d->add_option("--interval", flags.interval, "time between balancing rounds (default 5s)");
-  d->add_option("--migrate-rate", flags.migrate_rate, "page migration limit per second (default 64M)");
+  d->add_option("--migrate-rate", flags.migrate_rate,
+                "page migration limit per second (default 64M)");
   d->add_option("--domain", flags.domains, "balance only this domain (repeat); default: all")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -291,8 +293,9 @@ void AddReportCommand(CLI::App& app, numavm::ReportFlags& flags) {
       "/run/numavm for root).\nExamples:\n  numavm report\n  numavm report --json\n"
       "  numavm report --watch 2\n");
   r->add_flag("--json", flags.json, "JSON instead of a table");
-  r->add_option("--watch", flags.watch,
-                "print again every DURATION until Ctrl-C (seconds, or e.g. 5s, 500ms; at least 100ms)");
+  r->add_option(
+      "--watch", flags.watch,
+      "print again every DURATION until Ctrl-C (seconds, or e.g. 5s, 500ms; at least 100ms)");
   r->add_option("--connect", flags.connect, "libvirt URI (default: libvirt's default)");
   r->add_flag("--no-libvirt", flags.no_libvirt, "only numavm processes, do not ask libvirt");
 }

@@ -26,7 +26,7 @@ class MigrationChurn {
   bool possible() const { return nodes_.size() >= 2; }
 
  private:
-  std::vector<int> nodes_;  // node ids with memory
+  std::vector<int> nodes_;    // node ids with memory
   std::vector<void*> pages_;  // host address of every guest page
   PageMigrator migrator_;
   uint64_t step_ = 0;

@@ -35,8 +35,8 @@ void PlacementObserver::OnLayout(const LayoutHint& hint) {
   if (host == nullptr) return;
   int node = plan_.MemoryNode(hint.vcpu_mask);
   if (absl::Status s = BindMemoryToNode(host, last - first, node); !s.ok()) {
-    Warn(absl::StrCat("guest range 0x", absl::Hex(first), "+0x",
-                      absl::Hex(last - first), ": ", s.message()));
+    Warn(absl::StrCat("guest range 0x", absl::Hex(first), "+0x", absl::Hex(last - first), ": ",
+                      s.message()));
     return;
   }
   absl::MutexLock lock(&mu_);

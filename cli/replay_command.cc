@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -55,14 +54,14 @@ nlohmann::json ToJson(const AccessTrace& trace, const ReplayFlags& flags,
                {"locality", r.best.locality},
                {"min_page_moves", r.best.min_page_moves},
                {"pages_sampled", r.best.pages}};
-  j["ground_truth"] = {
-      {"definition", "share of the trace's sampled accesses (per page and vCPU) local with "
-                     "pages and vCPUs where the model has them"},
-      {"start_locality", r.start_locality},
-      {"final_locality", r.final_locality},
-      {"seconds_to_90pct_of_best", r.seconds_to_90pct_of_best
-                                       ? nlohmann::json(*r.seconds_to_90pct_of_best)
-                                       : nlohmann::json(nullptr)}};
+  j["ground_truth"] = {{"definition",
+                        "share of the trace's sampled accesses (per page and vCPU) local with "
+                        "pages and vCPUs where the model has them"},
+                       {"start_locality", r.start_locality},
+                       {"final_locality", r.final_locality},
+                       {"seconds_to_90pct_of_best",
+                        r.seconds_to_90pct_of_best ? nlohmann::json(*r.seconds_to_90pct_of_best)
+                                                   : nlohmann::json(nullptr)}};
   nlohmann::json series = nlohmann::json::array();
   for (const LocalityPoint& p : r.series) {
     series.push_back({{"seconds", p.seconds}, {"locality", p.locality}});
@@ -79,34 +78,42 @@ std::string ToTable(const AccessTrace& trace, const ReplayFlags& flags,
                     const ReplayOptions& options, const ReplayResult& r) {
   const BalancerCounters& c = r.counters;
   std::string out;
-  absl::StrAppend(&out, absl::StrFormat(
-      "numavm replay: %s (%s, %d vCPUs, %s, %u periods over %.1f s, %u samples)\n",
-      flags.trace_path, trace.header.payload.empty() ? "?" : trace.header.payload,
-      trace.header.vcpus, FormatSize(trace.header.pages * 4096), r.periods,
-      absl::ToDoubleSeconds(r.span), trace.sample_count()));
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("numavm replay: %s (%s, %d vCPUs, %s, %u periods over %.1f s, %u samples)\n",
+                      flags.trace_path, trace.header.payload.empty() ? "?" : trace.header.payload,
+                      trace.header.vcpus, FormatSize(trace.header.pages * 4096), r.periods,
+                      absl::ToDoubleSeconds(r.span), trace.sample_count()));
   absl::StrAppend(&out, "model:     ", flags.topology_path, " (", r.pages_per_node.size(),
                   " nodes), first touch ", FirstTouchName(options.first_touch), ", balance ",
                   BalanceModeName(options.mode), "\n");
   absl::StrAppend(&out, "vCPU nodes: start ", absl::StrJoin(r.vcpu_start, " "), "; end ",
                   absl::StrJoin(r.vcpu_end, " "), "\n");
   absl::StrAppend(&out, "balancer:  ", BalancerCountersText(c), "\n");
-  absl::StrAppend(&out, absl::StrFormat(
-      "           %u re-migrations of a page within 10 s, %u of them back to where it was\n",
-      r.remigrations, r.bounces));
-  absl::StrAppend(&out, absl::StrFormat(
-      "best:      locality %.1f%% (%s), at least %u page moves (%u pages sampled)\n",
-      100 * r.best.locality, kReplayBestDefinition, r.best.min_page_moves, r.best.pages));
-  absl::StrAppend(&out, absl::StrFormat(
-      "ground truth: locality %.1f%% at start -> %.1f%% at the end (the trace's accesses "
-      "weighed against the model's placement); %s\n",
-      100 * r.start_locality, 100 * r.final_locality,
-      r.seconds_to_90pct_of_best
-          ? absl::StrFormat("90%% of best after %.1f s", *r.seconds_to_90pct_of_best)
-          : std::string("never 90% of best")));
-  absl::StrAppend(&out, absl::StrFormat(
-      "versus best: locality %.2f x, page moves %.2f x%s\n", Ratio(r.final_locality, r.best.locality),
-      Ratio(static_cast<double>(c.pages_migrated), static_cast<double>(r.best.min_page_moves)),
-      r.final_locality > r.best.locality + 1e-9 ? " (beaten by moving vCPUs)" : ""));
+  absl::StrAppend(
+      &out,
+      absl::StrFormat(
+          "           %u re-migrations of a page within 10 s, %u of them back to where it was\n",
+          r.remigrations, r.bounces));
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "best:      locality %.1f%% (%s), at least %u page moves (%u pages sampled)\n",
+                100 * r.best.locality, kReplayBestDefinition, r.best.min_page_moves, r.best.pages));
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "ground truth: locality %.1f%% at start -> %.1f%% at the end (the trace's accesses "
+                "weighed against the model's placement); %s\n",
+                100 * r.start_locality, 100 * r.final_locality,
+                r.seconds_to_90pct_of_best
+                    ? absl::StrFormat("90%% of best after %.1f s", *r.seconds_to_90pct_of_best)
+                    : std::string("never 90% of best")));
+  absl::StrAppend(
+      &out,
+      absl::StrFormat(
+          "versus best: locality %.2f x, page moves %.2f x%s\n",
+          Ratio(r.final_locality, r.best.locality),
+          Ratio(static_cast<double>(c.pages_migrated), static_cast<double>(r.best.min_page_moves)),
+          r.final_locality > r.best.locality + 1e-9 ? " (beaten by moving vCPUs)" : ""));
   absl::StrAppend(&out, ModelMemoryText(r.pages_per_node), "\n");
   return out;
 }

@@ -99,8 +99,9 @@ int ReportCommand(const ReportFlags& flags) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(flags.watch);
     if (!d.ok() || *d < kMinPrintInterval) {
       std::fprintf(stderr, "numavm report: --watch: %s\n",
-                   d.ok() ? absl::StrCat("at least ", absl::FormatDuration(kMinPrintInterval)).c_str()
-                          : std::string(d.status().message()).c_str());
+                   d.ok()
+                       ? absl::StrCat("at least ", absl::FormatDuration(kMinPrintInterval)).c_str()
+                       : std::string(d.status().message()).c_str());
       return kExitBadInput;
     }
     every = *d;
@@ -112,7 +113,8 @@ int ReportCommand(const ReportFlags& flags) {
     FromNumavmProcesses(c);
     if (!flags.no_libvirt) FromLibvirt(flags, topology, c);
     if (every > absl::ZeroDuration() && !flags.json) {
-      std::cout << "\n" << absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone())
+      std::cout << "\n"
+                << absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone())
                 << "\n";
     }
     Print(flags, c);

@@ -10,27 +10,27 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "balancer/actuation/page_nodes.h"
-#include "balancer/topology/topology.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "balancer/actuation/host_budget.h"
+#include "balancer/actuation/page_nodes.h"
+#include "balancer/control/control_socket.h"
+#include "balancer/host_placement_view.h"
+#include "balancer/replay/trace.h"
+#include "balancer/sampling/sampling_loop.h"
+#include "balancer/sampling/thread_cpu.h"
+#include "balancer/topology/topology.h"
+#include "balancer/vm_balancer.h"
 #include "base/size.h"
 #include "cli/exit_codes.h"
-#include "cli/periodic.h"
-#include "balancer/actuation/host_budget.h"
-#include "balancer/control/control_socket.h"
 #include "cli/migration_churn.h"
 #include "cli/payload_path.h"
+#include "cli/periodic.h"
 #include "cli/placement_locality.h"
 #include "cli/placement_observer.h"
 #include "cli/run_registration.h"
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
-#include "balancer/host_placement_view.h"
-#include "balancer/replay/trace.h"
-#include "balancer/sampling/sampling_loop.h"
-#include "balancer/sampling/thread_cpu.h"
-#include "balancer/vm_balancer.h"
 #include "vmm/elf_payload.h"
 #include "vmm/host_memory.h"
 #include "vmm/virtual_machine.h"
@@ -107,8 +107,7 @@ int RunCommand(const RunFlags& flags) {
     return Fail(s, kExitBadInput);
   }
   if (absl::StatusOr<HostMemoryInfo> host = ReadHostMemoryInfo(); host.ok()) {
-    if (absl::Status s = CheckHostCanFit(options.vm, host->total_bytes,
-                                         host->available_bytes);
+    if (absl::Status s = CheckHostCanFit(options.vm, host->total_bytes, host->available_bytes);
         !s.ok()) {
       return Fail(s, kExitBadInput);
     }
@@ -133,27 +132,25 @@ int RunCommand(const RunFlags& flags) {
   summary.host_nodes = topology->node_count();
   const std::vector<int> cpu_nodes = topology->CpuNodeIds();
   if (options.placement != StaticPlacement::kNone && cpu_nodes.size() <= 1) {
-    summary.notes.push_back(absl::StrCat(
-        "--placement=", StaticPlacementName(options.placement),
-        ": this host has one NUMA node with CPUs, so the bound is trivial "
-        "(every access is local)"));
+    summary.notes.push_back(
+        absl::StrCat("--placement=", StaticPlacementName(options.placement),
+                     ": this host has one NUMA node with CPUs, so the bound is trivial "
+                     "(every access is local)"));
   }
 
-  PlacementObserver placement(
-      *topology, StaticPlan(options.placement, options.vm.vcpus, cpu_nodes));
+  PlacementObserver placement(*topology,
+                              StaticPlan(options.placement, options.vm.vcpus, cpu_nodes));
   absl::StatusOr<std::unique_ptr<VirtualMachine>> vm =
       VirtualMachine::Create(options.vm, *payload, &placement);
   if (!vm.ok()) {
-    bool input = absl::IsInvalidArgument(vm.status()) ||
-                 absl::IsResourceExhausted(vm.status());
+    bool input = absl::IsInvalidArgument(vm.status()) || absl::IsResourceExhausted(vm.status());
     return Fail(vm.status(), input ? kExitBadInput : kExitHostError);
   }
   placement.set_memory(&(*vm)->memory());
-  absl::StatusOr<std::unique_ptr<AccessSampler>> sampler =
-      CreateSampler(options.sampling, **vm);
+  absl::StatusOr<std::unique_ptr<AccessSampler>> sampler = CreateSampler(options.sampling, **vm);
   if (!sampler.ok()) {
-    bool input = absl::IsInvalidArgument(sampler.status()) ||
-                 absl::IsFailedPrecondition(sampler.status());
+    bool input =
+        absl::IsInvalidArgument(sampler.status()) || absl::IsFailedPrecondition(sampler.status());
     return Fail(sampler.status(), input ? kExitBadInput : kExitHostError);
   }
   summary.sampling.sampler = std::string(SamplerKindName(options.sampling.sampler));
@@ -180,8 +177,8 @@ int RunCommand(const RunFlags& flags) {
                                            b.status().message(), "): this VM's limit only"));
     }
   }
-  HostPlacementView view(*topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); },
-                         &limiter);
+  HostPlacementView view(
+      *topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); }, &limiter);
   VmBalancer::Advice advice;
   if (options.balance.mode == BalanceMode::kAdvise) {
     advice = [](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
@@ -249,18 +246,16 @@ int RunCommand(const RunFlags& flags) {
       }
       return busy;
     };
-    sampling = std::make_unique<SamplingLoop>(**sampler, ScanConfigOf(options), consume,
-                                              vcpu_busy);
+    sampling = std::make_unique<SamplingLoop>(**sampler, ScanConfigOf(options), consume, vcpu_busy);
     // A sampler that cannot start leaves the VM to run untracked.
     if (absl::Status s = sampling->Start(); !s.ok()) {
-      std::fprintf(stderr, "numavm run: sampling disabled: %s\n",
-                   std::string(s.message()).c_str());
+      std::fprintf(stderr, "numavm run: sampling disabled: %s\n", std::string(s.message()).c_str());
     }
   }
   // Visible to `numavm report` while it runs.
   std::unique_ptr<ControlServer> registration = RegisterRunVm(
-      {absl::StrCat(options.payload.find('/') == std::string::npos ? options.payload : "custom", "-",
-                    getpid()),
+      {absl::StrCat(options.payload.find('/') == std::string::npos ? options.payload : "custom",
+                    "-", getpid()),
        std::string(BalanceModeName(options.balance.mode)), &*topology, vm->get(), &view, &balancer,
        BackingAlignment(options.vm.backing)});
   // The churn runs on its own clock, whatever the sampler does.
@@ -278,25 +273,31 @@ int RunCommand(const RunFlags& flags) {
     SignalWatcher watcher(**vm);
     std::unique_ptr<Periodic> live;
     if (options.stats_interval > absl::ZeroDuration()) {
-      live = std::make_unique<Periodic>(options.stats_interval, PrintLine([&] {
-        std::string line = absl::StrFormat("numavm: %.1fs guest bytes",
-                                           absl::ToDoubleSeconds((*vm)->Elapsed()));
-        for (uint64_t b : (*vm)->channel().ProgressBytes()) {
-          absl::StrAppend(&line, " ", FormatSize(b));
-        }
-        if (*sampler) {
-          SamplerStats st = (*sampler)->stats();
-          BalancerCounters bc = balancer.counters();
-          absl::StrAppend(&line, absl::StrFormat(
-              " | %u samples, locality %s (recent %s), %u pages migrated, %u vCPU "
-              "moves, scan period %s",
-              st.samples, bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
-              bc.window_attributed ? absl::StrFormat("%.1f%%", 100 * bc.window_locality()) : "-",
-              bc.pages_migrated, bc.vcpu_moves,
-              absl::FormatDuration(sampling ? sampling->period() : options.sampling.period)));
-        }
-        return line;
-      }));
+      live = std::make_unique<Periodic>(
+          options.stats_interval, PrintLine([&] {
+            std::string line = absl::StrFormat("numavm: %.1fs guest bytes",
+                                               absl::ToDoubleSeconds((*vm)->Elapsed()));
+            for (uint64_t b : (*vm)->channel().ProgressBytes()) {
+              absl::StrAppend(&line, " ", FormatSize(b));
+            }
+            if (*sampler) {
+              SamplerStats st = (*sampler)->stats();
+              BalancerCounters bc = balancer.counters();
+              absl::StrAppend(
+                  &line,
+                  absl::StrFormat(
+                      " | %u samples, locality %s (recent %s), %u pages migrated, %u vCPU "
+                      "moves, scan period %s",
+                      st.samples,
+                      bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
+                      bc.window_attributed ? absl::StrFormat("%.1f%%", 100 * bc.window_locality())
+                                           : "-",
+                      bc.pages_migrated, bc.vcpu_moves,
+                      absl::FormatDuration(sampling ? sampling->period()
+                                                    : options.sampling.period)));
+            }
+            return line;
+          }));
     }
     // Where the declared memory is, over time (the lab's convergence).
     absl::Mutex series_mu;
@@ -385,8 +386,7 @@ int RunCommand(const RunFlags& flags) {
     summary.placement_locality =
         LayoutPlacementLocality(placement.layouts(), (*vm)->memory(), vcpu_node_ids);
   }
-  absl::StatusOr<NodeUsage> usage =
-      QueryPageNodes(0, ranges, BackingAlignment(options.vm.backing));
+  absl::StatusOr<NodeUsage> usage = QueryPageNodes(0, ranges, BackingAlignment(options.vm.backing));
   if (usage.ok()) {
     summary.memory = *usage;
   } else {

@@ -24,18 +24,15 @@ absl::Status CheckKeys(const toml::table& table, const std::set<std::string>& al
   return CheckTomlKeys(table, allowed, where, source);
 }
 
-absl::StatusOr<std::string> SizeString(const toml::node& node,
-                                       absl::string_view key,
+absl::StatusOr<std::string> SizeString(const toml::node& node, absl::string_view key,
                                        absl::string_view source) {
   if (auto s = node.value<std::string>()) return *s;
   if (auto i = node.value<int64_t>(); i && *i >= 0) return absl::StrCat(*i);
   return Bad(source, absl::StrCat(key, " must be a size such as \"512M\""));
 }
 
-absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
-                     RunOptions& options) {
-  if (absl::Status s = CheckKeys(vm, {"vcpus", "memory", "backing", "timeout"},
-                                 "[vm]", source);
+absl::Status ApplyVm(const toml::table& vm, absl::string_view source, RunOptions& options) {
+  if (absl::Status s = CheckKeys(vm, {"vcpus", "memory", "backing", "timeout"}, "[vm]", source);
       !s.ok()) {
     return s;
   }
@@ -50,7 +47,8 @@ absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
     if (!bytes.ok()) return Bad(source, absl::StrCat("vm.memory: ", bytes.status().message()));
     options.vm.memory_bytes = *bytes;
   }
-  absl::StatusOr<std::optional<std::string>> backing = TomlString(vm, "backing", "vm.backing", source);
+  absl::StatusOr<std::optional<std::string>> backing =
+      TomlString(vm, "backing", "vm.backing", source);
   if (!backing.ok()) return backing.status();
   if (*backing) {
     absl::StatusOr<Backing> b = ParseBacking(**backing);
@@ -59,9 +57,12 @@ absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
   }
   if (const toml::node* n = vm.get("timeout")) {
     std::string text;
-    if (n->is_string()) text = **n->as_string();
-    else if (n->is_integer()) text = absl::StrCat(**n->as_integer());
-    else return TomlError(*n, "vm.timeout must be a duration such as \"30s\"", source);
+    if (n->is_string())
+      text = **n->as_string();
+    else if (n->is_integer())
+      text = absl::StrCat(**n->as_integer());
+    else
+      return TomlError(*n, "vm.timeout must be a duration such as \"30s\"", source);
     absl::StatusOr<absl::Duration> t = ParseTimeout(text);
     if (!t.ok()) return TomlError(*n, absl::StrCat("vm.timeout: ", t.status().message()), source);
     options.vm.timeout = *t;
@@ -69,8 +70,7 @@ absl::Status ApplyVm(const toml::table& vm, absl::string_view source,
   return absl::OkStatus();
 }
 
-absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
-                        RunOptions& options) {
+absl::Status ApplyCells(const toml::array& cells, absl::string_view source, RunOptions& options) {
   options.vm.cells.clear();
   for (size_t i = 0; i < cells.size(); ++i) {
     const toml::table* cell = cells[i].as_table();
@@ -101,8 +101,7 @@ absl::Status ApplyCells(const toml::array& cells, absl::string_view source,
   return absl::OkStatus();
 }
 
-absl::Status ApplySampling(const toml::table& t, absl::string_view source,
-                           RunOptions& options) {
+absl::Status ApplySampling(const toml::table& t, absl::string_view source, RunOptions& options) {
   if (absl::Status s = CheckKeys(t,
                                  {"sampler", "window", "period", "period_max", "ring_entries",
                                   "stall_budget", "rate_min", "rate_max", "probes"},
@@ -160,13 +159,11 @@ absl::Status ApplySampling(const toml::table& t, absl::string_view source,
 
 }  // namespace
 
-absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
-                            RunOptions& options) {
+absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source, RunOptions& options) {
   absl::StatusOr<toml::table> parsed = ParseToml(text, source);
   if (!parsed.ok()) return parsed.status();
   const toml::table& root = *parsed;
-  if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell",
-                                        "sampling"},
+  if (absl::Status s = CheckKeys(root, {"vm", "payload", "placement", "report", "cell", "sampling"},
                                  "the top level", source);
       !s.ok()) {
     return s;
@@ -177,11 +174,14 @@ absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
     return Bad(source, "vm must be a table");
   }
   if (const toml::table* payload = root.get_as<toml::table>("payload")) {
-    if (absl::Status s = CheckKeys(*payload, {"name", "args"}, "[payload]", source); !s.ok()) return s;
-    absl::StatusOr<std::optional<std::string>> name = TomlString(*payload, "name", "payload.name", source);
+    if (absl::Status s = CheckKeys(*payload, {"name", "args"}, "[payload]", source); !s.ok())
+      return s;
+    absl::StatusOr<std::optional<std::string>> name =
+        TomlString(*payload, "name", "payload.name", source);
     if (!name.ok()) return name.status();
     if (*name) options.payload = **name;
-    absl::StatusOr<std::optional<std::string>> args = TomlString(*payload, "args", "payload.args", source);
+    absl::StatusOr<std::optional<std::string>> args =
+        TomlString(*payload, "args", "payload.args", source);
     if (!args.ok()) return args.status();
     if (*args) options.vm.payload_args = **args;
   } else if (root.contains("payload")) {
@@ -189,7 +189,8 @@ absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
   }
   if (const toml::table* placement = root.get_as<toml::table>("placement")) {
     if (absl::Status s = CheckKeys(*placement, {"mode"}, "[placement]", source); !s.ok()) return s;
-    absl::StatusOr<std::optional<std::string>> mode = TomlString(*placement, "mode", "placement.mode", source);
+    absl::StatusOr<std::optional<std::string>> mode =
+        TomlString(*placement, "mode", "placement.mode", source);
     if (!mode.ok()) return mode.status();
     if (*mode) {
       absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(**mode);
@@ -201,7 +202,8 @@ absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
   }
   if (const toml::table* report = root.get_as<toml::table>("report")) {
     if (absl::Status s = CheckKeys(*report, {"format"}, "[report]", source); !s.ok()) return s;
-    absl::StatusOr<std::optional<std::string>> format = TomlString(*report, "format", "report.format", source);
+    absl::StatusOr<std::optional<std::string>> format =
+        TomlString(*report, "format", "report.format", source);
     if (!format.ok()) return format.status();
     if (*format) {
       absl::StatusOr<ReportFormat> parsed_format = ParseReportFormat(**format);

@@ -10,8 +10,7 @@
 namespace numavm {
 
 // Parses TOML `text` (named `source` in errors) onto `options`.
-absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source,
-                            RunOptions& options);
+absl::Status ApplyRunConfig(absl::string_view text, absl::string_view source, RunOptions& options);
 
 }  // namespace numavm
 

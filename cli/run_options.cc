@@ -59,22 +59,25 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (flags.ring_entries) options.sampling.ring_entries = *flags.ring_entries;
   if (flags.balance) {
     absl::StatusOr<BalanceMode> mode = ParseBalanceMode(*flags.balance);
-    if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--balance: ", mode.status().message()));
+    if (!mode.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--balance: ", mode.status().message()));
     options.balance.mode = *mode;
   }
   if (flags.stats_interval) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.stats_interval);
-    if (!d.ok()) return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
+    if (!d.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
     if (*d < kMinPrintInterval) {
-      return absl::InvalidArgumentError(absl::StrCat("--stats-interval: at least ",
-                                                     absl::FormatDuration(kMinPrintInterval)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--stats-interval: at least ", absl::FormatDuration(kMinPrintInterval)));
     }
     options.stats_interval = *d;
   }
   if (flags.placement_interval) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.placement_interval);
     if (!d.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--placement-interval: ", d.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--placement-interval: ", d.status().message()));
     }
     if (*d < absl::Milliseconds(100)) {
       return absl::InvalidArgumentError("--placement-interval: at least 100ms");
@@ -89,15 +92,17 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (flags.migrate_rate) {
     absl::StatusOr<uint64_t> rate = ParseSize(*flags.migrate_rate);
     if (!rate.ok() || *rate == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--migrate-rate: '", *flags.migrate_rate, "' is not a positive size per second (e.g. 256M)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--migrate-rate: '", *flags.migrate_rate,
+                       "' is not a positive size per second (e.g. 256M)"));
     }
     options.balance.migrate_bytes_per_second = *rate;
   }
   if (flags.host_migrate_rate) {
     absl::StatusOr<uint64_t> rate = ParseSize(*flags.host_migrate_rate);
     if (!rate.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--host-migrate-rate: '", *flags.host_migrate_rate,
+      return absl::InvalidArgumentError(absl::StrCat("--host-migrate-rate: '",
+                                                     *flags.host_migrate_rate,
                                                      "' is not a size per second (e.g. 1G, or 0)"));
     }
     options.balance.host_migrate_bytes_per_second = *rate;
@@ -105,12 +110,14 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (flags.vcpus) options.vm.vcpus = *flags.vcpus;
   if (flags.memory) {
     absl::StatusOr<uint64_t> bytes = ParseSize(*flags.memory);
-    if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("--memory: ", bytes.status().message()));
+    if (!bytes.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--memory: ", bytes.status().message()));
     options.vm.memory_bytes = *bytes;
   }
   if (flags.backing) {
     absl::StatusOr<Backing> b = ParseBacking(*flags.backing);
-    if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--backing: ", b.status().message()));
+    if (!b.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--backing: ", b.status().message()));
     options.vm.backing = *b;
   }
   if (!flags.cells.empty()) {
@@ -125,25 +132,28 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (!flags.payload_args.empty()) {
     for (const std::string& arg : flags.payload_args) {
       if (absl::StrContains(arg, ' ')) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "payload argument '", arg, "' must look like key=value"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("payload argument '", arg, "' must look like key=value"));
       }
     }
     options.vm.payload_args = absl::StrJoin(flags.payload_args, " ");
   }
   if (flags.placement) {
     absl::StatusOr<StaticPlacement> p = ParseStaticPlacement(*flags.placement);
-    if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("--placement: ", p.status().message()));
+    if (!p.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--placement: ", p.status().message()));
     options.placement = *p;
   }
   if (flags.report) {
     absl::StatusOr<ReportFormat> format = ParseReportFormat(*flags.report);
-    if (!format.ok()) return absl::InvalidArgumentError(absl::StrCat("--report: ", format.status().message()));
+    if (!format.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--report: ", format.status().message()));
     options.report = *format;
   }
   if (flags.timeout) {
     absl::StatusOr<absl::Duration> t = ParseTimeout(*flags.timeout);
-    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--timeout: ", t.status().message()));
+    if (!t.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--timeout: ", t.status().message()));
     options.vm.timeout = *t;
   }
   if (flags.quiet_console) options.vm.echo_console = false;
@@ -162,9 +172,12 @@ absl::StatusOr<BalanceMode> ParseBalanceMode(absl::string_view name) {
 
 absl::string_view BalanceModeName(BalanceMode mode) {
   switch (mode) {
-    case BalanceMode::kOff: return "off";
-    case BalanceMode::kAdvise: return "advise";
-    case BalanceMode::kOn: return "on";
+    case BalanceMode::kOff:
+      return "off";
+    case BalanceMode::kAdvise:
+      return "advise";
+    case BalanceMode::kOn:
+      return "on";
   }
   return "?";
 }
@@ -182,15 +195,16 @@ absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be positive"));
   }
   if (d > kMaxDuration) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is more than ",
-                                                   absl::FormatDuration(kMaxDuration)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is more than ", absl::FormatDuration(kMaxDuration)));
   }
   return d;
 }
 
 absl::Status CheckPayloadArgs(absl::string_view args) {
   for (absl::string_view arg : absl::StrSplit(args, ' ', absl::SkipEmpty())) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(arg, absl::MaxSplits('=', 1));
     const bool has_equals = absl::StrContains(arg, '=');
     bool key_ok = has_equals && !kv.first.empty();
     for (char c : kv.first) key_ok = key_ok && (absl::ascii_isalnum(c) || c == '_');
@@ -203,16 +217,27 @@ absl::Status CheckPayloadArgs(absl::string_view args) {
     int shift = 0;
     if (!digits.empty()) {
       switch (digits.back()) {
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        default: break;
+        case 'K':
+        case 'k':
+          shift = 10;
+          break;
+        case 'M':
+        case 'm':
+          shift = 20;
+          break;
+        case 'G':
+        case 'g':
+          shift = 30;
+          break;
+        default:
+          break;
       }
       if (shift != 0) digits.remove_suffix(1);
     }
     uint64_t v = 0;
-    const bool all_digits = !digits.empty() && std::all_of(digits.begin(), digits.end(),
-                                                           [](char c) { return absl::ascii_isdigit(c); });
+    const bool all_digits =
+        !digits.empty() &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return absl::ascii_isdigit(c); });
     if (!all_digits || !absl::SimpleAtoi(digits, &v) || v > (uint64_t{1} << (62 - shift))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "payload argument '", arg,
@@ -226,16 +251,19 @@ absl::Status CheckPayloadArgs(absl::string_view args) {
 absl::StatusOr<CellConfig> ParseCellSpec(absl::string_view spec) {
   std::vector<absl::string_view> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
   if (parts.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--cell '", spec, "' must look like SIZE:VCPUS, e.g. 256M:0-1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cell '", spec, "' must look like SIZE:VCPUS, e.g. 256M:0-1"));
   }
   absl::StatusOr<uint64_t> bytes = ParseSize(parts[0]);
-  if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("--cell: ", bytes.status().message()));
+  if (!bytes.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--cell: ", bytes.status().message()));
   absl::StatusOr<std::vector<int>> vcpus = ParseCpuList(parts[1], abi::kMaxVcpus - 1);
   if (!vcpus.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': ", vcpus.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cell '", spec, "': ", vcpus.status().message()));
   }
-  if (vcpus->empty()) return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': no vCPUs"));
+  if (vcpus->empty())
+    return absl::InvalidArgumentError(absl::StrCat("--cell '", spec, "': no vCPUs"));
   return CellConfig{*bytes, *std::move(vcpus)};
 }
 
@@ -355,9 +383,9 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags) {
   if (sampling.period_max == absl::ZeroDuration()) {
     sampling.period_max = sampling.period * 16;
   } else if (sampling.period_max < sampling.period) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--scan-period-max ", absl::FormatDuration(sampling.period_max),
-        " is shorter than --scan-period ", absl::FormatDuration(sampling.period)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scan-period-max ", absl::FormatDuration(sampling.period_max),
+                     " is shorter than --scan-period ", absl::FormatDuration(sampling.period)));
   }
   return options;
 }

@@ -30,7 +30,7 @@ struct SamplingOptions {
   // With a fixed window: the longest period the adaptive scan period backs
   // off to while balancing (policy/scan_period.h); zero: 16 times `period`.
   absl::Duration period_max = absl::ZeroDuration();
-  ScanRateConfig rate;  // regions: stall budget, floor, ceiling, probes
+  ScanRateConfig rate;            // regions: stall budget, floor, ceiling, probes
   uint32_t ring_entries = 16384;  // per vCPU, with --sampler=ring
 };
 
@@ -54,7 +54,7 @@ struct RunOptions {
   // 0: none; else the declared memory's placement recorded this often
   // (placement_series in the JSON report).
   absl::Duration placement_interval = absl::ZeroDuration();
-  std::string record_path;  // --record: the sampled access stream goes here
+  std::string record_path;     // --record: the sampled access stream goes here
   bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
 };
 

@@ -24,7 +24,8 @@ VmReport RunVmReport(const RunRegistrationInputs& in) {
   for (const GuestRegion& g : in.vm->memory().regions()) {
     ranges.push_back(HostRange{reinterpret_cast<uintptr_t>(g.host()), g.bytes});
   }
-  if (absl::StatusOr<NodeUsage> usage = QueryPageNodes(0, ranges, in.backing_page_bytes); usage.ok()) {
+  if (absl::StatusOr<NodeUsage> usage = QueryPageNodes(0, ranges, in.backing_page_bytes);
+      usage.ok()) {
     r.memory_per_node = usage->bytes_per_node;
   }
   for (int n : in.view->VcpuNodes()) {
@@ -51,7 +52,8 @@ std::unique_ptr<ControlServer> RegisterRunVm(RunRegistrationInputs in) {
       RuntimeDir(), absl::StrCat("run-", getpid()), [in](const std::string& request) {
         absl::string_view r = absl::StripAsciiWhitespace(request);
         if (r == "report") {
-          nlohmann::json j = {{"process", "numavm run"}, {"pid", getpid()},
+          nlohmann::json j = {{"process", "numavm run"},
+                              {"pid", getpid()},
                               {"vms", nlohmann::json::array({ToJson(RunVmReport(in))})}};
           return j.dump();
         }

@@ -51,8 +51,8 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   j["message"] = s.outcome.message;
   j["exit_code"] = s.exit_code;
   j["elapsed_seconds"] = Seconds(s.outcome.elapsed);
-  j["startup_seconds"] = s.outcome.startup ? nlohmann::json(Seconds(*s.outcome.startup))
-                                           : nlohmann::json(nullptr);
+  j["startup_seconds"] =
+      s.outcome.startup ? nlohmann::json(Seconds(*s.outcome.startup)) : nlohmann::json(nullptr);
   j["host_nodes"] = s.host_nodes;
   nlohmann::json cells = nlohmann::json::array();
   for (const CellConfig& c : o.vm.cells) {
@@ -67,7 +67,8 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
     e["bytes"] = v.bytes();
     e["throughput_bytes_per_second"] = v.BytesPerSecond();
     e["exit_status"] = v.exit_status ? nlohmann::json(*v.exit_status) : nlohmann::json(nullptr);
-    e["started_seconds"] = v.started ? nlohmann::json(Seconds(*v.started)) : nlohmann::json(nullptr);
+    e["started_seconds"] =
+        v.started ? nlohmann::json(Seconds(*v.started)) : nlohmann::json(nullptr);
     e["progress"] = ProgressSeries(v);
     vcpus.push_back(e);
   }
@@ -130,12 +131,12 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   for (const PlacementPoint& p : s.placement_series) {
     nlohmann::json per_node = nlohmann::json::object();
     for (auto [node, bytes] : p.bytes_per_node) per_node[std::to_string(node)] = bytes;
-    series.push_back({{"seconds", p.seconds},
-                      {"placement_locality",
-                       p.locality ? nlohmann::json(*p.locality) : nlohmann::json(nullptr)},
-                      {"guest_bytes", p.guest_bytes},
-                      {"bytes_per_node", per_node},
-                      {"vcpu_nodes", p.vcpu_nodes}});
+    series.push_back(
+        {{"seconds", p.seconds},
+         {"placement_locality", p.locality ? nlohmann::json(*p.locality) : nlohmann::json(nullptr)},
+         {"guest_bytes", p.guest_bytes},
+         {"bytes_per_node", per_node},
+         {"vcpu_nodes", p.vcpu_nodes}});
   }
   j["placement_series"] = series;
   j["console_lines"] = r.console;
@@ -148,23 +149,23 @@ std::string SummaryToTable(const RunSummary& s) {
   const RunRecord& r = s.outcome.record;
   std::string out;
   absl::StrAppend(&out, "numavm run: ", s.payload, "  (", o.vm.vcpus, " vCPUs, ",
-                  FormatSize(o.vm.memory_bytes), " ", BackingName(o.vm.backing),
-                  ", placement ", StaticPlacementName(o.placement), ")\n");
-  absl::StrAppend(&out, "end:       ", RunEndName(s.outcome.end), " - ",
-                  s.outcome.message, " (exit ", s.exit_code, ")\n");
+                  FormatSize(o.vm.memory_bytes), " ", BackingName(o.vm.backing), ", placement ",
+                  StaticPlacementName(o.placement), ")\n");
+  absl::StrAppend(&out, "end:       ", RunEndName(s.outcome.end), " - ", s.outcome.message,
+                  " (exit ", s.exit_code, ")\n");
   absl::StrAppend(&out, absl::StrFormat("elapsed:   %.3f s", Seconds(s.outcome.elapsed)));
   if (s.outcome.startup) {
     absl::StrAppend(&out, absl::StrFormat("; start-up to first guest instruction %.1f ms",
                                           Seconds(*s.outcome.startup) * 1e3));
   }
-  absl::StrAppend(&out, "\n\n", absl::StrFormat("%-5s %14s %14s %6s\n", "vCPU",
-                                                "bytes", "throughput", "exit"));
+  absl::StrAppend(&out, "\n\n",
+                  absl::StrFormat("%-5s %14s %14s %6s\n", "vCPU", "bytes", "throughput", "exit"));
   for (size_t i = 0; i < r.vcpus.size(); ++i) {
     const VcpuRecord& v = r.vcpus[i];
-    absl::StrAppend(&out, absl::StrFormat(
-        "%-5d %14s %14s %6s\n", static_cast<int>(i), FormatSize(v.bytes()),
-        Rate(v.BytesPerSecond()),
-        v.exit_status ? absl::StrCat(*v.exit_status) : std::string("-")));
+    absl::StrAppend(
+        &out, absl::StrFormat("%-5d %14s %14s %6s\n", static_cast<int>(i), FormatSize(v.bytes()),
+                              Rate(v.BytesPerSecond()),
+                              v.exit_status ? absl::StrCat(*v.exit_status) : std::string("-")));
   }
   std::map<std::string, uint64_t> sums;
   for (const ResultEntry& e : r.results) sums[e.key] += e.value;
@@ -184,16 +185,19 @@ std::string SummaryToTable(const RunSummary& s) {
                               sm.probes_per_region,
                               FormatSize(static_cast<uint64_t>(sm.rate_bytes_per_second)),
                               FormatSize(static_cast<uint64_t>(sm.ceiling_bytes_per_second)));
-    absl::StrAppend(&out, absl::StrFormat(
-        " (%s): %u pages armed, %u samples (%u reads, %u writes, %u unattributed), %.3f s CPU",
-        scan, sm.stats.pages_armed, sm.stats.samples, sm.stats.reads, sm.stats.writes,
-        sm.stats.unattributed, Seconds(sm.cpu_time)));
-    absl::StrAppend(&out, absl::StrFormat(
-        "\n           fault round trip %.1f us, host time %.1f us per probe; sampling "
-        "costs %.3f%% of the vCPUs' busy time (budget %.1f%%)",
-        absl::ToDoubleMicroseconds(sm.fault_cost),
-        absl::ToDoubleMicroseconds(sm.host_cost_per_probe), 100 * sm.stall_share,
-        100 * sm.stall_budget));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(
+            " (%s): %u pages armed, %u samples (%u reads, %u writes, %u unattributed), %.3f s CPU",
+            scan, sm.stats.pages_armed, sm.stats.samples, sm.stats.reads, sm.stats.writes,
+            sm.stats.unattributed, Seconds(sm.cpu_time)));
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "\n           fault round trip %.1f us, host time %.1f us per probe; sampling "
+                  "costs %.3f%% of the vCPUs' busy time (budget %.1f%%)",
+                  absl::ToDoubleMicroseconds(sm.fault_cost),
+                  absl::ToDoubleMicroseconds(sm.host_cost_per_probe), 100 * sm.stall_share,
+                  100 * sm.stall_budget));
     if (sm.period_max > sm.period) {
       absl::StrAppend(&out, "\n           adaptive period ", absl::FormatDuration(sm.period), "-",
                       absl::FormatDuration(sm.period_max), ": ended at ",
@@ -219,19 +223,19 @@ std::string SummaryToTable(const RunSummary& s) {
     uint64_t resident = 0;
     for (auto [node, bytes] : s.memory->bytes_per_node) resident += bytes;
     for (auto [node, bytes] : s.memory->bytes_per_node) {
-      absl::StrAppend(&out, absl::StrFormat("  node %-3d %12s  %5.1f%% of resident\n",
-                                            node, FormatSize(bytes),
-                                            resident ? 100.0 * bytes / resident : 0.0));
+      absl::StrAppend(
+          &out, absl::StrFormat("  node %-3d %12s  %5.1f%% of resident\n", node, FormatSize(bytes),
+                                resident ? 100.0 * bytes / resident : 0.0));
     }
-    absl::StrAppend(&out, absl::StrFormat("  %-8s %12s\n", "absent",
-                                          FormatSize(s.memory->not_present_bytes)));
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-8s %12s\n", "absent", FormatSize(s.memory->not_present_bytes)));
   } else {
     absl::StrAppend(&out, "  unavailable: ", s.memory_error, "\n");
   }
   if (s.placement_locality) {
-    absl::StrAppend(&out, absl::StrFormat(
-        "placement locality: %.1f%% of the memory the payload declared per vCPU is on its vCPU's node\n",
-        100 * *s.placement_locality));
+    absl::StrAppend(&out, absl::StrFormat("placement locality: %.1f%% of the memory the payload "
+                                          "declared per vCPU is on its vCPU's node\n",
+                                          100 * *s.placement_locality));
   }
   for (const std::string& note : s.notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;

@@ -3,11 +3,10 @@
 #define NUMAVM_CLI_RUN_REPORT_H_
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/sampling/access_sampler.h"
@@ -22,8 +21,8 @@ struct SamplingSummary {
   uint64_t window_bytes = 0;
   absl::Duration period;
   SamplerStats stats;
-  absl::Duration cpu_time;  // of the sampling thread
-  uint64_t idle_periods = 0;  // periods skipped because the VM was idle
+  absl::Duration cpu_time;      // of the sampling thread
+  uint64_t idle_periods = 0;    // periods skipped because the VM was idle
   absl::Duration final_period;  // where the adaptive period ended
   absl::Duration period_max;
   uint64_t period_changes = 0;
@@ -37,7 +36,7 @@ struct SamplingSummary {
   double stall_share = 0;
   double stall_budget = 0;
   int probes_per_region = 0;
-  std::string error;        // why sampling stopped early, if it did
+  std::string error;  // why sampling stopped early, if it did
 };
 
 struct BalanceSummary {
@@ -63,7 +62,7 @@ struct RunSummary {
   int host_nodes = 1;
   std::optional<NodeUsage> memory;  // absent if the query failed
   std::string memory_error;
-  std::vector<std::string> notes;   // placement notes and warnings
+  std::vector<std::string> notes;  // placement notes and warnings
   // Declared per-vCPU memory on its vCPUs' nodes (cli/placement_locality.h).
   std::optional<double> placement_locality;
   std::vector<PlacementPoint> placement_series;  // --placement-interval

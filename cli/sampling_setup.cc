@@ -1,13 +1,12 @@
 #include "cli/sampling_setup.h"
 
-#include "vmm/guest_abi.h"
-
 #include "absl/strings/str_cat.h"
 #include "balancer/policy/scan_gate.h"
-#include "base/size.h"
 #include "balancer/sampling/dirty_log_sampler.h"
 #include "balancer/sampling/dirty_ring_sampler.h"
 #include "balancer/sampling/hint_fault_sampler.h"
+#include "base/size.h"
+#include "vmm/guest_abi.h"
 
 namespace numavm {
 namespace {
@@ -37,8 +36,9 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
   if (!s.sampler_chosen && s.sampler != SamplerKind::kOff && options.record_path.empty() &&
       !WorthScanning(options.vm.memory_bytes)) {
     s.sampler = SamplerKind::kOff;
-    note = absl::StrCat("sampler: off for a VM under ", FormatSize(ScanGateConfig{}.min_guest_bytes),
-                        " (nothing worth balancing); --sampler turns it on");
+    note =
+        absl::StrCat("sampler: off for a VM under ", FormatSize(ScanGateConfig{}.min_guest_bytes),
+                     " (nothing worth balancing); --sampler turns it on");
   }
   if (s.sampler == SamplerKind::kRing) options.vm.dirty_ring_entries = s.ring_entries;
   return note;

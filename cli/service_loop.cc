@@ -15,7 +15,8 @@ namespace numavm {
 absl::StatusOr<DomainMode> ParseDomainMode(absl::string_view text) {
   if (text == "enforce" || text == "on") return DomainMode::kEnforce;
   if (text == "advise") return DomainMode::kAdvise;
-  return absl::InvalidArgumentError(absl::StrCat("unknown mode '", text, "' (want advise or enforce)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mode '", text, "' (want advise or enforce)"));
 }
 
 SignalWaiter::SignalWaiter() {

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -43,7 +42,8 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   o.workload = *spec;
   o.vcpus = flags.vcpus;
   absl::StatusOr<uint64_t> memory = ParseSize(flags.memory);
-  if (!memory.ok()) return absl::InvalidArgumentError(absl::StrCat("--memory: ", memory.status().message()));
+  if (!memory.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--memory: ", memory.status().message()));
   o.memory_bytes = *memory;
   absl::StatusOr<absl::Duration> seconds = ParseFlagDuration("--seconds", flags.seconds);
   if (!seconds.ok()) return seconds.status();
@@ -60,8 +60,8 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   absl::Duration cost;
   if (!absl::ParseDuration(flags.fault_cost, &cost) || cost < absl::ZeroDuration() ||
       cost > absl::Seconds(1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--fault-cost '", flags.fault_cost, "': want a duration from 0 to 1s, e.g. 55us"));
+    return absl::InvalidArgumentError(absl::StrCat("--fault-cost '", flags.fault_cost,
+                                                   "': want a duration from 0 to 1s, e.g. 55us"));
   }
   o.costs.hint_fault = cost;
   absl::StatusOr<SamplerKind> sampler = ParseSamplerKind(flags.sampler);
@@ -71,7 +71,8 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   if (!mode.ok()) return mode.status();
   o.mode = *mode;
   absl::StatusOr<uint64_t> rate = ParseSize(flags.migrate_rate);
-  if (!rate.ok()) return absl::InvalidArgumentError(absl::StrCat("--migrate-rate: ", rate.status().message()));
+  if (!rate.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--migrate-rate: ", rate.status().message()));
   o.migrate_bytes_per_second = *rate;
   // The scan flags mean what they mean for `numavm run`, checked by the
   // same setters.
@@ -123,8 +124,10 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
 nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                       const SimulationResult& r) {
   nlohmann::json j;
-  j["workload"] = {{"name", o.workload.shape}, {"params", o.workload.params},
-                   {"vcpus", o.vcpus}, {"memory_bytes", o.memory_bytes}};
+  j["workload"] = {{"name", o.workload.shape},
+                   {"params", o.workload.params},
+                   {"vcpus", o.vcpus},
+                   {"memory_bytes", o.memory_bytes}};
   j["model"] = {{"topology", flags.topology_path},
                 {"seconds", absl::ToDoubleSeconds(o.seconds)},
                 {"seed", o.seed},
@@ -203,51 +206,58 @@ std::string Percent(bool known, double v) {
 std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
                     const SimulationResult& r) {
   std::string out;
-  absl::StrAppend(&out, absl::StrFormat(
-      "numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s)\n",
-      flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
-      absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch));
-  absl::StrAppend(&out, absl::StrFormat(
-      "scan:      sampler %s, window %s, period %s-%s, fault cost %s; %u pages armed, %u samples\n",
-      SamplerKindName(o.sampler), FormatSize(o.scan.window_bytes),
-      absl::FormatDuration(o.scan.period), absl::FormatDuration(o.scan.period_max),
-      absl::FormatDuration(o.costs.hint_fault), r.sampler.pages_armed, r.sampler.samples));
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s)\n",
+                      flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
+                      absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch));
+  absl::StrAppend(&out, absl::StrFormat("scan:      sampler %s, window %s, period %s-%s, fault "
+                                        "cost %s; %u pages armed, %u samples\n",
+                                        SamplerKindName(o.sampler), FormatSize(o.scan.window_bytes),
+                                        absl::FormatDuration(o.scan.period),
+                                        absl::FormatDuration(o.scan.period_max),
+                                        absl::FormatDuration(o.costs.hint_fault),
+                                        r.sampler.pages_armed, r.sampler.samples));
   const bool known = r.has_accesses;
-  absl::StrAppend(&out, absl::StrFormat(
-      "locality:  %s at start -> %s at the end; best %s (%s)\n", Percent(known, r.start_locality),
-      Percent(known, r.final_locality), Percent(known, r.best_locality), kBestDefinition));
+  absl::StrAppend(
+      &out, absl::StrFormat("locality:  %s at start -> %s at the end; best %s (%s)\n",
+                            Percent(known, r.start_locality), Percent(known, r.final_locality),
+                            Percent(known, r.best_locality), kBestDefinition));
   if (known && r.final_locality > r.best_locality + 1e-9) {
     absl::StrAppend(&out, "           the balancer beat best by moving vCPUs\n");
   }
-  absl::StrAppend(&out, "converged: ",
-                  r.seconds_to_90pct_of_best
-                      ? absl::StrFormat("90%% of best after %.0f s (%s of guest work)",
-                                        *r.seconds_to_90pct_of_best,
-                                        FormatSize(static_cast<uint64_t>(
-                                            r.guest_bytes_to_90pct_of_best.value_or(0))))
-                      : std::string("never reached 90% of best"),
-                  "\n");
+  absl::StrAppend(
+      &out, "converged: ",
+      r.seconds_to_90pct_of_best
+          ? absl::StrFormat(
+                "90%% of best after %.0f s (%s of guest work)", *r.seconds_to_90pct_of_best,
+                FormatSize(static_cast<uint64_t>(r.guest_bytes_to_90pct_of_best.value_or(0))))
+          : std::string("never reached 90% of best"),
+      "\n");
   for (size_t i = 1; i < r.phases.size(); ++i) {
     const SimPhaseResult& p = r.phases[i];
     if (r.phases.size() > 12 && i > 5 && i + 5 < r.phases.size()) {
       if (i == 6) absl::StrAppend(&out, "           ...\n");
       continue;
     }
-    absl::StrAppend(&out, absl::StrFormat(
-        "           %s at %.0f s: %s\n", p.label, p.start_seconds,
-        p.seconds_to_90pct_of_best
-            ? absl::StrFormat("90%% of best again after %.0f s", *p.seconds_to_90pct_of_best)
-            : std::string("never back to 90% of best")));
+    absl::StrAppend(&out, absl::StrFormat("           %s at %.0f s: %s\n", p.label, p.start_seconds,
+                                          p.seconds_to_90pct_of_best
+                                              ? absl::StrFormat("90%% of best again after %.0f s",
+                                                                *p.seconds_to_90pct_of_best)
+                                              : std::string("never back to 90% of best")));
   }
-  absl::StrAppend(&out, absl::StrFormat(
-      "moves:     %u pages migrated (%s), best needs %u; %u re-migrations within 10 s (%u "
-      "back), %u vCPU moves\n",
-      r.pages_migrated, FormatSize(r.pages_migrated * 4096), r.min_page_moves, r.remigrations,
-      r.bounces, r.vcpu_moves));
-  absl::StrAppend(&out, absl::StrFormat(
-      "cost:      %.2f s of vCPU time stalled in sampling faults (%.3f%% of busy time), "
-      "balancer CPU %.3f s (modelled)",
-      r.stall_seconds, 100 * r.stall_share, r.balancer_cpu_seconds));
+  absl::StrAppend(
+      &out,
+      absl::StrFormat(
+          "moves:     %u pages migrated (%s), best needs %u; %u re-migrations within 10 s (%u "
+          "back), %u vCPU moves\n",
+          r.pages_migrated, FormatSize(r.pages_migrated * 4096), r.min_page_moves, r.remigrations,
+          r.bounces, r.vcpu_moves));
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "cost:      %.2f s of vCPU time stalled in sampling faults (%.3f%% of busy time), "
+                "balancer CPU %.3f s (modelled)",
+                r.stall_seconds, 100 * r.stall_share, r.balancer_cpu_seconds));
   if (r.balancer_cpu_seconds_measured) {
     absl::StrAppend(&out, absl::StrFormat(", %.3f s measured", *r.balancer_cpu_seconds_measured));
   }

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "vmm/mapping.h"
 #include "vmm/unique_fd.h"
 

@@ -7,14 +7,13 @@
 
 namespace numavm {
 
-absl::Status WriteBootInfo(const VmConfig& config, GuestMemory& memory,
-                           uint32_t tsc_khz) {
+absl::Status WriteBootInfo(const VmConfig& config, GuestMemory& memory, uint32_t tsc_khz) {
   auto* info = memory.As<abi::BootInfo>(GuestAddress{abi::kBootInfoAddress});
   if (info == nullptr) return absl::InternalError("no room for BootInfo");
   if (config.payload_args.size() >= sizeof(info->args)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("payload arguments are ", config.payload_args.size(),
-                     " bytes; at most ", sizeof(info->args) - 1, " fit"));
+    return absl::InvalidArgumentError(absl::StrCat("payload arguments are ",
+                                                   config.payload_args.size(), " bytes; at most ",
+                                                   sizeof(info->args) - 1, " fit"));
   }
   std::memset(info, 0, sizeof(*info));
   info->magic = abi::kBootMagic;

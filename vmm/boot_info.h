@@ -10,8 +10,7 @@
 
 namespace numavm {
 
-absl::Status WriteBootInfo(const VmConfig& config, GuestMemory& memory,
-                           uint32_t tsc_khz);
+absl::Status WriteBootInfo(const VmConfig& config, GuestMemory& memory, uint32_t tsc_khz);
 
 }  // namespace numavm
 

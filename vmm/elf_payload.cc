@@ -15,13 +15,20 @@ namespace {
 
 std::string MachineName(uint16_t machine) {
   switch (machine) {
-    case EM_386: return "i386";
-    case EM_ARM: return "arm";
-    case EM_AARCH64: return "aarch64";
-    case EM_RISCV: return "riscv";
-    case EM_PPC64: return "ppc64";
-    case EM_S390: return "s390";
-    default: return absl::StrCat("machine ", machine);
+    case EM_386:
+      return "i386";
+    case EM_ARM:
+      return "arm";
+    case EM_AARCH64:
+      return "aarch64";
+    case EM_RISCV:
+      return "riscv";
+    case EM_PPC64:
+      return "ppc64";
+    case EM_S390:
+      return "s390";
+    default:
+      return absl::StrCat("machine ", machine);
   }
 }
 
@@ -79,8 +86,7 @@ absl::StatusOr<ElfPayload> Parse(std::string name, uint64_t file_bytes, const Re
         ph.p_memsz > abi::kPayloadLimit - ph.p_paddr) {
       return bad(absl::StrCat("segment ", i, " at 0x", absl::Hex(ph.p_paddr), " (+0x",
                               absl::Hex(ph.p_memsz), ") is outside the payload window 0x",
-                              absl::Hex(abi::kPayloadBase), "-0x",
-                              absl::Hex(abi::kPayloadLimit)));
+                              absl::Hex(abi::kPayloadBase), "-0x", absl::Hex(abi::kPayloadLimit)));
     }
     // Segments that fit the window one after another never add up past it.
     image_bytes += ph.p_filesz;
@@ -89,13 +95,13 @@ absl::StatusOr<ElfPayload> Parse(std::string name, uint64_t file_bytes, const Re
     }
     if (eh.e_entry >= ph.p_paddr && eh.e_entry - ph.p_paddr < ph.p_memsz) entry_loaded = true;
     // file_offset: where the segment's bytes are in payload.image.
-    payload.segments.push_back(ElfSegment{GuestAddress{ph.p_paddr},
-                                          image_bytes - ph.p_filesz, ph.p_filesz, ph.p_memsz});
+    payload.segments.push_back(
+        ElfSegment{GuestAddress{ph.p_paddr}, image_bytes - ph.p_filesz, ph.p_filesz, ph.p_memsz});
   }
   if (payload.segments.empty()) return bad("no loadable segments");
   if (!entry_loaded) {
-    return bad(absl::StrCat("entry point 0x", absl::Hex(eh.e_entry),
-                            " is not inside a loadable segment"));
+    return bad(
+        absl::StrCat("entry point 0x", absl::Hex(eh.e_entry), " is not inside a loadable segment"));
   }
   payload.image.resize(image_bytes);
   size_t k = 0;
@@ -115,11 +121,10 @@ absl::StatusOr<ElfPayload> Parse(std::string name, uint64_t file_bytes, const Re
 }  // namespace
 
 absl::StatusOr<ElfPayload> ParseElfPayload(std::string name, std::vector<uint8_t> image) {
-  return Parse(std::move(name), image.size(),
-               [&](uint64_t offset, uint64_t length, void* out) {
-                 if (length > 0) std::memcpy(out, image.data() + offset, length);
-                 return absl::OkStatus();
-               });
+  return Parse(std::move(name), image.size(), [&](uint64_t offset, uint64_t length, void* out) {
+    if (length > 0) std::memcpy(out, image.data() + offset, length);
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<ElfPayload> ReadElfPayload(const std::string& path) {
@@ -135,9 +140,9 @@ absl::Status LoadElfPayload(const ElfPayload& payload, GuestMemory& memory) {
   for (const ElfSegment& s : payload.segments) {
     uint8_t* dst = memory.HostPointer(s.address, s.memory_bytes);
     if (dst == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "payload ", payload.name, ": segment at 0x", absl::Hex(s.address.value),
-          " does not fit in guest memory"));
+      return absl::InvalidArgumentError(absl::StrCat("payload ", payload.name, ": segment at 0x",
+                                                     absl::Hex(s.address.value),
+                                                     " does not fit in guest memory"));
     }
     std::memcpy(dst, payload.image.data() + s.file_offset, s.file_bytes);
     std::memset(dst + s.file_bytes, 0, s.memory_bytes - s.file_bytes);

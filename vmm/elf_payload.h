@@ -30,8 +30,7 @@ struct ElfPayload {
 // Validates `image` as a payload the VMM can boot: ELF64, little-endian,
 // x86-64, executable, every loadable segment inside the payload window.
 // `name` labels errors.
-absl::StatusOr<ElfPayload> ParseElfPayload(std::string name,
-                                           std::vector<uint8_t> image);
+absl::StatusOr<ElfPayload> ParseElfPayload(std::string name, std::vector<uint8_t> image);
 
 // Reads and validates the payload file at `path`.
 absl::StatusOr<ElfPayload> ReadElfPayload(const std::string& path);

@@ -39,20 +39,20 @@ inline constexpr uint32_t kAbiVersion = 1;
 // I/O ports. Byte writes to kPortConsole print; 32-bit writes to the others
 // are calls whose arguments are in the caller's Mailbox (or the written value).
 enum Port : uint16_t {
-  kPortConsole = 0x500,   // outb: one character
-  kPortStarted = 0x501,   // outl: vCPU reached its entry (value ignored)
-  kPortProgress = 0x502,  // Mailbox.u64[0] = cumulative bytes processed
-  kPortPhase = 0x503,     // Mailbox.text = phase name
-  kPortResult = 0x504,    // Mailbox.text = key, Mailbox.u64[0] = value
-  kPortExit = 0x505,      // outl value = exit status of this vCPU
-  kPortLayout = 0x506,    // Mailbox.u64[0..2] = gpa, bytes, vCPU mask
-  kPortSleep = 0x507,     // Mailbox.u64[0] = microseconds to sleep
-  kPortException = 0x508, // outl value = vector; Mailbox.u64[0..3] = error
-                          // code, rip, cr2, rsp of the interrupted code
+  kPortConsole = 0x500,    // outb: one character
+  kPortStarted = 0x501,    // outl: vCPU reached its entry (value ignored)
+  kPortProgress = 0x502,   // Mailbox.u64[0] = cumulative bytes processed
+  kPortPhase = 0x503,      // Mailbox.text = phase name
+  kPortResult = 0x504,     // Mailbox.text = key, Mailbox.u64[0] = value
+  kPortExit = 0x505,       // outl value = exit status of this vCPU
+  kPortLayout = 0x506,     // Mailbox.u64[0..2] = gpa, bytes, vCPU mask
+  kPortSleep = 0x507,      // Mailbox.u64[0] = microseconds to sleep
+  kPortException = 0x508,  // outl value = vector; Mailbox.u64[0..3] = error
+                           // code, rip, cr2, rsp of the interrupted code
 };
 
 struct Cell {
-  uint64_t start;      // guest-physical
+  uint64_t start;  // guest-physical
   uint64_t size;
   uint64_t vcpu_mask;  // bit i: vCPU i belongs to this cell
 };

@@ -11,23 +11,35 @@ constexpr absl::Duration kMaxSleep = absl::Seconds(10);
 
 // Architectural exception names (Intel SDM vol. 3, table 6-1).
 absl::string_view ExceptionName(uint64_t vector) {
-  static constexpr const char* kNames[] = {
-      "#DE (divide error)", "#DB (debug)", "NMI", "#BP (breakpoint)",
-      "#OF (overflow)", "#BR (bound range)", "#UD (invalid opcode)",
-      "#NM (no math coprocessor)", "#DF (double fault)", "vector 9",
-      "#TS (invalid TSS)", "#NP (segment not present)", "#SS (stack fault)",
-      "#GP (general protection)", "#PF (page fault)", "vector 15",
-      "#MF (x87 error)", "#AC (alignment check)", "#MC (machine check)",
-      "#XM (SIMD exception)", "#VE (virtualization exception)",
-      "#CP (control protection)"};
+  static constexpr const char* kNames[] = {"#DE (divide error)",
+                                           "#DB (debug)",
+                                           "NMI",
+                                           "#BP (breakpoint)",
+                                           "#OF (overflow)",
+                                           "#BR (bound range)",
+                                           "#UD (invalid opcode)",
+                                           "#NM (no math coprocessor)",
+                                           "#DF (double fault)",
+                                           "vector 9",
+                                           "#TS (invalid TSS)",
+                                           "#NP (segment not present)",
+                                           "#SS (stack fault)",
+                                           "#GP (general protection)",
+                                           "#PF (page fault)",
+                                           "vector 15",
+                                           "#MF (x87 error)",
+                                           "#AC (alignment check)",
+                                           "#MC (machine check)",
+                                           "#XM (SIMD exception)",
+                                           "#VE (virtualization exception)",
+                                           "#CP (control protection)"};
   if (vector < sizeof(kNames) / sizeof(kNames[0])) return kNames[vector];
   return "a reserved or external vector";
 }
 }  // namespace
 
 GuestChannel::GuestChannel(const GuestMemory& memory, int vcpus, Clock clock,
-                           GuestObserver* observer, ConsoleSink console,
-                           ChannelLimits limits)
+                           GuestObserver* observer, ConsoleSink console, ChannelLimits limits)
     : memory_(memory),
       clock_(std::move(clock)),
       observer_(observer),
@@ -39,8 +51,7 @@ GuestChannel::GuestChannel(const GuestMemory& memory, int vcpus, Clock clock,
 
 const uint64_t* GuestChannel::MailboxWords(int vcpu) const {
   return reinterpret_cast<const uint64_t*>(memory_.HostPointer(
-      GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes},
-      abi::kMailboxBytes));
+      GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes}, abi::kMailboxBytes));
 }
 
 std::string GuestChannel::MailboxText(int vcpu) const {
@@ -52,9 +63,11 @@ std::string GuestChannel::MailboxText(int vcpu) const {
 GuestChannel::Reply GuestChannel::Console(int vcpu, char c) {
   absl::MutexLock lock(&mu_);
   if (++record_.console_bytes > limits_.console_bytes) {
-    return Reply{Reply::kFault, 0, {},
-                 absl::StrCat("guest console output exceeded ",
-                              limits_.console_bytes, " bytes (port flood)")};
+    return Reply{Reply::kFault,
+                 0,
+                 {},
+                 absl::StrCat("guest console output exceeded ", limits_.console_bytes,
+                              " bytes (port flood)")};
   }
   std::string& line = line_buffers_[vcpu];
   if (c != '\n') {
@@ -69,8 +82,7 @@ GuestChannel::Reply GuestChannel::Console(int vcpu, char c) {
   return Reply{};
 }
 
-GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port,
-                                            uint8_t size, uint64_t value) {
+GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port, uint8_t size, uint64_t value) {
   const absl::Duration now = clock_();
   const uint64_t* words = MailboxWords(vcpu);
   switch (port) {
@@ -120,26 +132,26 @@ GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port,
     case abi::kPortException:
       return Exception(value, words);
     case abi::kPortSleep: {
-      absl::Duration d = absl::Microseconds(static_cast<int64_t>(
-          std::min<uint64_t>(words[0], absl::ToInt64Microseconds(kMaxSleep))));
+      absl::Duration d = absl::Microseconds(
+          static_cast<int64_t>(std::min<uint64_t>(words[0], absl::ToInt64Microseconds(kMaxSleep))));
       return Reply{Reply::kSleep, 0, d};
     }
     default:
-      return Reply{Reply::kFault, 0, {},
-                   absl::StrCat("write to unknown I/O port 0x", absl::Hex(port),
-                                " (", size, " bytes, value 0x",
-                                absl::Hex(value), ")")};
+      return Reply{Reply::kFault,
+                   0,
+                   {},
+                   absl::StrCat("write to unknown I/O port 0x", absl::Hex(port), " (", size,
+                                " bytes, value 0x", absl::Hex(value), ")")};
   }
 }
 
 // The guest runtime's exception handlers report here (guest-tools/runtime/
 // exceptions.S). Everything in it is the guest's word: printed, never used.
 GuestChannel::Reply GuestChannel::Exception(uint64_t vector, const uint64_t* words) const {
-  std::string what = absl::StrCat("guest exception ", ExceptionName(vector), " [vector ",
-                                  vector, "] at rip 0x", absl::Hex(words[1]));
+  std::string what = absl::StrCat("guest exception ", ExceptionName(vector), " [vector ", vector,
+                                  "] at rip 0x", absl::Hex(words[1]));
   if (vector == 14) absl::StrAppend(&what, ", address 0x", absl::Hex(words[2]));
-  absl::StrAppend(&what, ", error code 0x", absl::Hex(words[0]), ", rsp 0x",
-                  absl::Hex(words[3]));
+  absl::StrAppend(&what, ", error code 0x", absl::Hex(words[0]), ", rsp 0x", absl::Hex(words[3]));
   Reply reply{Reply::kFault, 0, {}, std::move(what)};
   reply.fault_has_rip = true;
   return reply;

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "vmm/guest_memory.h"
@@ -29,9 +29,8 @@ class GuestChannel final {
   using Clock = std::function<absl::Duration()>;
   using ConsoleSink = std::function<void(int vcpu, absl::string_view line)>;
 
-  GuestChannel(const GuestMemory& memory, int vcpus, Clock clock,
-               GuestObserver* observer, ConsoleSink console,
-               ChannelLimits limits = {});
+  GuestChannel(const GuestMemory& memory, int vcpus, Clock clock, GuestObserver* observer,
+               ConsoleSink console, ChannelLimits limits = {});
 
   struct Reply {
     enum Kind { kContinue, kExit, kSleep, kFault } kind = kContinue;

@@ -4,8 +4,8 @@
 
 namespace numavm {
 
-absl::StatusOr<GuestMemory> GuestMemory::Create(
-    Backing backing, std::span<const uint64_t> region_bytes) {
+absl::StatusOr<GuestMemory> GuestMemory::Create(Backing backing,
+                                                std::span<const uint64_t> region_bytes) {
   std::vector<GuestRegion> regions;
   uint64_t next = 0;
   const uint64_t align = BackingAlignment(backing);
@@ -13,9 +13,8 @@ absl::StatusOr<GuestMemory> GuestMemory::Create(
     uint64_t bytes = region_bytes[i];
     if (bytes == 0 || bytes % align != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "guest memory region ", i, " has ", bytes,
-          " bytes; it must be a non-zero multiple of ", align, " for --backing=",
-          BackingName(backing)));
+          "guest memory region ", i, " has ", bytes, " bytes; it must be a non-zero multiple of ",
+          align, " for --backing=", BackingName(backing)));
     }
     absl::StatusOr<BackedMapping> m =
         CreateBacking(backing, bytes, absl::StrCat("numavm-guest-cell", i));

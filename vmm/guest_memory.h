@@ -27,8 +27,8 @@ struct GuestRegion {
 class GuestMemory final {
  public:
   // Regions of `region_bytes[i]` each, laid out back to back from gpa 0.
-  [[nodiscard]] static absl::StatusOr<GuestMemory> Create(
-      Backing backing, std::span<const uint64_t> region_bytes);
+  [[nodiscard]] static absl::StatusOr<GuestMemory> Create(Backing backing,
+                                                          std::span<const uint64_t> region_bytes);
 
   GuestMemory(GuestMemory&&) = default;
   GuestMemory& operator=(GuestMemory&&) = default;
@@ -47,8 +47,7 @@ class GuestMemory final {
   }
 
  private:
-  GuestMemory(Backing backing, std::vector<GuestRegion> regions,
-              uint64_t total)
+  GuestMemory(Backing backing, std::vector<GuestRegion> regions, uint64_t total)
       : backing_(backing), regions_(std::move(regions)), total_bytes_(total) {}
   Backing backing_;
   std::vector<GuestRegion> regions_;

@@ -12,8 +12,7 @@ namespace numavm {
 HostMemoryInfo ParseMeminfo(absl::string_view text) {
   HostMemoryInfo info;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    std::vector<absl::string_view> f =
-        absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipWhitespace());
     if (f.size() < 2) continue;
     uint64_t v = 0;
     if (!absl::SimpleAtoi(f[1], &v)) continue;

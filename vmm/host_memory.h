@@ -3,9 +3,9 @@
 #define NUMAVM_VMM_HOST_MEMORY_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace numavm {
 
@@ -16,8 +16,7 @@ struct HostMemoryInfo {
   uint64_t huge_pages_free = 0;
 };
 
-absl::StatusOr<HostMemoryInfo> ReadHostMemoryInfo(
-    const char* path = "/proc/meminfo");
+absl::StatusOr<HostMemoryInfo> ReadHostMemoryInfo(const char* path = "/proc/meminfo");
 HostMemoryInfo ParseMeminfo(absl::string_view text);
 
 }  // namespace numavm

@@ -16,15 +16,13 @@ namespace numavm {
 absl::StatusOr<Kvm> Kvm::Open(const char* path) {
   UniqueFd fd(::open(path, O_RDWR | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  absl::StatusOr<int> version =
-      Ioctl(fd.get(), KVM_GET_API_VERSION, 0ul, "KVM_GET_API_VERSION");
+  absl::StatusOr<int> version = Ioctl(fd.get(), KVM_GET_API_VERSION, 0ul, "KVM_GET_API_VERSION");
   if (!version.ok()) return version.status();
   if (*version != KVM_API_VERSION) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "KVM API version ", *version, ", expected ", KVM_API_VERSION));
+    return absl::FailedPreconditionError(
+        absl::StrCat("KVM API version ", *version, ", expected ", KVM_API_VERSION));
   }
-  absl::StatusOr<int> size =
-      Ioctl(fd.get(), KVM_GET_VCPU_MMAP_SIZE, 0ul, "KVM_GET_VCPU_MMAP_SIZE");
+  absl::StatusOr<int> size = Ioctl(fd.get(), KVM_GET_VCPU_MMAP_SIZE, 0ul, "KVM_GET_VCPU_MMAP_SIZE");
   if (!size.ok()) return size.status();
   return Kvm(std::move(fd), *size);
 }
@@ -41,11 +39,9 @@ absl::StatusOr<std::vector<kvm_cpuid_entry2>> Kvm::SupportedCpuid() const {
   auto* cpuid = reinterpret_cast<kvm_cpuid2*>(storage.get());
   cpuid->nent = kMaxEntries;
   absl::Status status =
-      Ioctl(fd_.get(), kKvmGetSupportedCpuid, cpuid, "KVM_GET_SUPPORTED_CPUID")
-          .status();
+      Ioctl(fd_.get(), kKvmGetSupportedCpuid, cpuid, "KVM_GET_SUPPORTED_CPUID").status();
   if (!status.ok()) return status;
-  return std::vector<kvm_cpuid_entry2>(cpuid->entries,
-                                       cpuid->entries + cpuid->nent);
+  return std::vector<kvm_cpuid_entry2>(cpuid->entries, cpuid->entries + cpuid->nent);
 }
 
 absl::StatusOr<VmFd> VmFd::Create(const Kvm& kvm) {
@@ -63,13 +59,12 @@ absl::Status VmFd::EnableCapability(uint32_t capability, uint64_t arg0) {
   kvm_enable_cap cap{};
   cap.cap = capability;
   cap.args[0] = arg0;
-  return Ioctl(fd_.get(), KVM_ENABLE_CAP, &cap,
-               absl::StrCat("KVM_ENABLE_CAP ", capability))
+  return Ioctl(fd_.get(), KVM_ENABLE_CAP, &cap, absl::StrCat("KVM_ENABLE_CAP ", capability))
       .status();
 }
 
-absl::Status VmFd::SetMemoryRegion(uint32_t slot, uint32_t flags, uint64_t gpa,
-                                   uint64_t bytes, void* host) {
+absl::Status VmFd::SetMemoryRegion(uint32_t slot, uint32_t flags, uint64_t gpa, uint64_t bytes,
+                                   void* host) {
   kvm_userspace_memory_region region{};
   region.slot = slot;
   region.flags = flags;
@@ -77,21 +72,18 @@ absl::Status VmFd::SetMemoryRegion(uint32_t slot, uint32_t flags, uint64_t gpa,
   region.memory_size = bytes;
   region.userspace_addr = reinterpret_cast<uint64_t>(host);
   return Ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region,
-               absl::StrCat("KVM_SET_USER_MEMORY_REGION slot ", slot, " gpa 0x",
-                            absl::Hex(gpa), " size 0x", absl::Hex(bytes)))
+               absl::StrCat("KVM_SET_USER_MEMORY_REGION slot ", slot, " gpa 0x", absl::Hex(gpa),
+                            " size 0x", absl::Hex(bytes)))
       .status();
 }
 
-absl::StatusOr<VcpuFd> VcpuFd::Create(const Kvm& kvm, const VmFd& vm,
-                                      int index) {
-  absl::StatusOr<int> raw =
-      Ioctl(vm.fd(), KVM_CREATE_VCPU, static_cast<unsigned long>(index),
-            absl::StrCat("KVM_CREATE_VCPU ", index));
+absl::StatusOr<VcpuFd> VcpuFd::Create(const Kvm& kvm, const VmFd& vm, int index) {
+  absl::StatusOr<int> raw = Ioctl(vm.fd(), KVM_CREATE_VCPU, static_cast<unsigned long>(index),
+                                  absl::StrCat("KVM_CREATE_VCPU ", index));
   if (!raw.ok()) return raw.status();
   UniqueFd fd(*raw);
-  absl::StatusOr<Mapping> run =
-      Mapping::Map(kvm.vcpu_mmap_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
-                   fd.get(), 0, "mmap kvm_run");
+  absl::StatusOr<Mapping> run = Mapping::Map(kvm.vcpu_mmap_size(), PROT_READ | PROT_WRITE,
+                                             MAP_SHARED, fd.get(), 0, "mmap kvm_run");
   if (!run.ok()) return run.status();
   return VcpuFd(index, std::move(fd), *std::move(run));
 }
@@ -108,21 +100,16 @@ absl::Status VcpuFd::GetRegs(kvm_regs& regs) const {
   return Ioctl(fd_.get(), KVM_GET_REGS, &regs, "KVM_GET_REGS").status();
 }
 absl::Status VcpuFd::SetRegs(const kvm_regs& regs) {
-  return Ioctl(fd_.get(), KVM_SET_REGS, const_cast<kvm_regs*>(&regs),
-               "KVM_SET_REGS")
-      .status();
+  return Ioctl(fd_.get(), KVM_SET_REGS, const_cast<kvm_regs*>(&regs), "KVM_SET_REGS").status();
 }
 absl::Status VcpuFd::GetSregs(kvm_sregs& sregs) const {
   return Ioctl(fd_.get(), KVM_GET_SREGS, &sregs, "KVM_GET_SREGS").status();
 }
 absl::Status VcpuFd::SetSregs(const kvm_sregs& sregs) {
-  return Ioctl(fd_.get(), KVM_SET_SREGS, const_cast<kvm_sregs*>(&sregs),
-               "KVM_SET_SREGS")
-      .status();
+  return Ioctl(fd_.get(), KVM_SET_SREGS, const_cast<kvm_sregs*>(&sregs), "KVM_SET_SREGS").status();
 }
 
-absl::Status VcpuFd::SetMsrs(
-    const std::vector<std::pair<uint32_t, uint64_t>>& msrs) {
+absl::Status VcpuFd::SetMsrs(const std::vector<std::pair<uint32_t, uint64_t>>& msrs) {
   struct {
     KvmMsrsHeader header;
     kvm_msr_entry entries[16];
@@ -136,8 +123,8 @@ absl::Status VcpuFd::SetMsrs(
   absl::StatusOr<int> set = Ioctl(fd_.get(), kKvmSetMsrs, &request, "KVM_SET_MSRS");
   if (!set.ok()) return set.status();
   if (*set != static_cast<int>(msrs.size())) {
-    return absl::InternalError(absl::StrCat("KVM_SET_MSRS set ", *set, " of ",
-                                            msrs.size(), " MSRs"));
+    return absl::InternalError(
+        absl::StrCat("KVM_SET_MSRS set ", *set, " of ", msrs.size(), " MSRs"));
   }
   return absl::OkStatus();
 }

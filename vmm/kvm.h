@@ -25,8 +25,7 @@ class Kvm final {
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> SupportedCpuid() const;
 
  private:
-  Kvm(UniqueFd fd, int vcpu_mmap_size)
-      : fd_(std::move(fd)), vcpu_mmap_size_(vcpu_mmap_size) {}
+  Kvm(UniqueFd fd, int vcpu_mmap_size) : fd_(std::move(fd)), vcpu_mmap_size_(vcpu_mmap_size) {}
   UniqueFd fd_;
   int vcpu_mmap_size_;
 };
@@ -38,8 +37,8 @@ class VmFd final {
   int fd() const { return fd_.get(); }
   int CheckExtension(long capability) const;
   absl::Status EnableCapability(uint32_t capability, uint64_t arg0);
-  absl::Status SetMemoryRegion(uint32_t slot, uint32_t flags, uint64_t gpa,
-                               uint64_t bytes, void* host);
+  absl::Status SetMemoryRegion(uint32_t slot, uint32_t flags, uint64_t gpa, uint64_t bytes,
+                               void* host);
 
  private:
   explicit VmFd(UniqueFd fd) : fd_(std::move(fd)) {}
@@ -48,15 +47,11 @@ class VmFd final {
 
 class VcpuFd final {
  public:
-  [[nodiscard]] static absl::StatusOr<VcpuFd> Create(const Kvm& kvm,
-                                                     const VmFd& vm,
-                                                     int index);
+  [[nodiscard]] static absl::StatusOr<VcpuFd> Create(const Kvm& kvm, const VmFd& vm, int index);
 
   int index() const { return index_; }
   int fd() const { return fd_.get(); }
-  kvm_run* run_state() const {
-    return reinterpret_cast<kvm_run*>(run_.data());
-  }
+  kvm_run* run_state() const { return reinterpret_cast<kvm_run*>(run_.data()); }
 
   // One KVM_RUN; never retried on EINTR (that is how a vCPU is kicked).
   VcpuExit Run();

@@ -20,8 +20,7 @@ struct KvmCpuid2Header {
 };
 static_assert(sizeof(KvmCpuid2Header) == 8);
 
-inline constexpr unsigned long kKvmGetSupportedCpuid =
-    _IOWR(KVMIO, 0x05, KvmCpuid2Header);
+inline constexpr unsigned long kKvmGetSupportedCpuid = _IOWR(KVMIO, 0x05, KvmCpuid2Header);
 inline constexpr unsigned long kKvmSetCpuid2 = _IOW(KVMIO, 0x90, KvmCpuid2Header);
 
 struct KvmMsrsHeader {

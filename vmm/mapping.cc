@@ -17,8 +17,8 @@ Mapping& Mapping::operator=(Mapping&& other) noexcept {
   return *this;
 }
 
-absl::StatusOr<Mapping> Mapping::Map(size_t size, int prot, int flags, int fd,
-                                     off_t offset, const char* what) {
+absl::StatusOr<Mapping> Mapping::Map(size_t size, int prot, int flags, int fd, off_t offset,
+                                     const char* what) {
   void* base = ::mmap(nullptr, size, prot, flags, fd, offset);
   if (base == MAP_FAILED) return ErrnoStatus(errno, what);
   return Mapping(base, size);

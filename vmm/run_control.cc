@@ -7,12 +7,18 @@ namespace numavm {
 
 absl::string_view RunEndName(RunEnd end) {
   switch (end) {
-    case RunEnd::kCompleted: return "completed";
-    case RunEnd::kGuestFailed: return "guest-failed";
-    case RunEnd::kGuestFault: return "guest-fault";
-    case RunEnd::kTimeout: return "timeout";
-    case RunEnd::kStopped: return "stopped";
-    case RunEnd::kError: return "error";
+    case RunEnd::kCompleted:
+      return "completed";
+    case RunEnd::kGuestFailed:
+      return "guest-failed";
+    case RunEnd::kGuestFault:
+      return "guest-fault";
+    case RunEnd::kTimeout:
+      return "timeout";
+    case RunEnd::kStopped:
+      return "stopped";
+    case RunEnd::kError:
+      return "error";
   }
   return "?";
 }
@@ -21,9 +27,9 @@ void RunControl::VcpuExited(uint32_t status) {
   absl::MutexLock lock(&mu_);
   if (status != 0) any_failed_ = true;
   if (--running_ == 0 && !ended_) {
-    EndLocked(any_failed_ ? RunEnd::kGuestFailed : RunEnd::kCompleted,
-              any_failed_ ? "the guest exited with a non-zero status"
-                          : "the guest exited normally");
+    EndLocked(
+        any_failed_ ? RunEnd::kGuestFailed : RunEnd::kCompleted,
+        any_failed_ ? "the guest exited with a non-zero status" : "the guest exited normally");
   }
 }
 
@@ -49,8 +55,7 @@ void RunControl::Wait(absl::Time deadline, absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   if (!mu_.AwaitWithDeadline(absl::Condition(&ended_), deadline)) {
     EndLocked(RunEnd::kTimeout,
-              absl::StrCat("timed out after ", absl::FormatDuration(timeout),
-                           "; VM stopped"));
+              absl::StrCat("timed out after ", absl::FormatDuration(timeout), "; VM stopped"));
   }
 }
 

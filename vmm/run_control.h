@@ -5,11 +5,10 @@
 
 #include <atomic>
 #include <functional>
-
-#include "absl/strings/string_view.h"
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 

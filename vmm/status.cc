@@ -4,11 +4,9 @@
 
 #include <cerrno>
 
-
 namespace numavm {
 
-absl::StatusOr<int> Ioctl(int fd, unsigned long request, void* arg,
-                          absl::string_view what) {
+absl::StatusOr<int> Ioctl(int fd, unsigned long request, void* arg, absl::string_view what) {
   int rc;
   do {
     rc = ::ioctl(fd, request, arg);

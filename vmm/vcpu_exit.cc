@@ -16,8 +16,7 @@ VcpuExit DecodeExit(const kvm_run& run) {
       e.size = run.io.size;
       e.is_write = run.io.direction == KVM_EXIT_IO_OUT;
       e.count = run.io.count;
-      const auto* data =
-          reinterpret_cast<const uint8_t*>(&run) + run.io.data_offset;
+      const auto* data = reinterpret_cast<const uint8_t*>(&run) + run.io.data_offset;
       uint64_t v = 0;
       if (e.size <= sizeof(v)) std::memcpy(&v, data, e.size);
       e.value = v;
@@ -58,8 +57,8 @@ VcpuExit DecodeExit(const kvm_run& run) {
 std::string DescribeExit(const VcpuExit& e) {
   switch (e.kind) {
     case VcpuExit::kIo:
-      return absl::StrCat(e.is_write ? "write to" : "read from", " I/O port 0x",
-                          absl::Hex(e.port), " (", e.size, " bytes)");
+      return absl::StrCat(e.is_write ? "write to" : "read from", " I/O port 0x", absl::Hex(e.port),
+                          " (", e.size, " bytes)");
     case VcpuExit::kMmio:
       return absl::StrCat(e.is_write ? "write of " : "read of ", e.size,
                           " bytes at guest-physical 0x", absl::Hex(e.address),
@@ -71,8 +70,7 @@ std::string DescribeExit(const VcpuExit& e) {
     case VcpuExit::kInterrupted:
       return "interrupted";
     case VcpuExit::kFailEntry:
-      return absl::StrCat("VM entry failed, hardware reason 0x",
-                          absl::Hex(e.value));
+      return absl::StrCat("VM entry failed, hardware reason 0x", absl::Hex(e.value));
     case VcpuExit::kInternalError:
       return absl::StrCat("KVM internal error, suberror ", e.value);
     case VcpuExit::kDirtyRingFull:

@@ -13,15 +13,15 @@ namespace numavm {
 
 struct VcpuExit {
   enum Kind {
-    kIo,           // port I/O: port, size, is_write, value (first element)
-    kMmio,         // access to guest-physical memory no slot backs
+    kIo,    // port I/O: port, size, is_write, value (first element)
+    kMmio,  // access to guest-physical memory no slot backs
     kHalt,
     kShutdown,     // triple fault
     kInterrupted,  // KVM_RUN returned EINTR: a kick
     kFailEntry,
     kInternalError,
     kDirtyRingFull,
-    kFailed,       // KVM_RUN itself failed
+    kFailed,  // KVM_RUN itself failed
     kOther,
   };
   Kind kind = kOther;
@@ -29,8 +29,8 @@ struct VcpuExit {
   uint16_t port = 0;
   uint8_t size = 0;
   bool is_write = false;
-  uint32_t count = 0;  // I/O repeat count (rep outs)
-  uint64_t value = 0;  // first I/O element; hardware reason; suberror
+  uint32_t count = 0;    // I/O repeat count (rep outs)
+  uint64_t value = 0;    // first I/O element; hardware reason; suberror
   uint64_t address = 0;  // MMIO guest-physical address
   absl::Status status;   // for kFailed
 

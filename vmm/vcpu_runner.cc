@@ -28,8 +28,7 @@ void VcpuRunner::Fault(RunEnd end, const std::string& what, bool has_rip) {
   kvm_regs regs{};
   std::string where;
   if (!has_rip && vcpu_.GetRegs(regs).ok()) where = absl::StrCat(" at rip 0x", absl::Hex(regs.rip));
-  control_.End(end, absl::StrCat("vCPU ", vcpu_.index(), ": ", what, where,
-                                 "; VM stopped"));
+  control_.End(end, absl::StrCat("vCPU ", vcpu_.index(), ": ", what, where, "; VM stopped"));
 }
 
 void VcpuRunner::Kick() {
@@ -92,8 +91,7 @@ void VcpuRunner::RunLoop() {
         Fault(RunEnd::kGuestFault, DescribeExit(exit));
         return;
       case VcpuExit::kHalt:
-        Fault(RunEnd::kGuestFault,
-              "halted with interrupts disabled (it can never wake)");
+        Fault(RunEnd::kGuestFault, "halted with interrupts disabled (it can never wake)");
         return;
       case VcpuExit::kFailEntry:
       case VcpuExit::kFailed:

@@ -2,17 +2,15 @@
 #ifndef NUMAVM_VMM_VCPU_RUNNER_H_
 #define NUMAVM_VMM_VCPU_RUNNER_H_
 
-#include <sys/types.h>
-
 #include <pthread.h>
 #include <signal.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <functional>
 #include <optional>
 
 #include "absl/synchronization/mutex.h"
-
 #include "vmm/guest_channel.h"
 #include "vmm/guest_observer.h"
 #include "vmm/kvm.h"
@@ -23,8 +21,8 @@ namespace numavm {
 class VcpuRunner final {
  public:
   // `on_ring_full` runs on this thread after KVM_EXIT_DIRTY_RING_FULL.
-  VcpuRunner(VcpuFd& vcpu, GuestChannel& channel, RunControl& control,
-             GuestObserver* observer, std::function<void(int)> on_ring_full)
+  VcpuRunner(VcpuFd& vcpu, GuestChannel& channel, RunControl& control, GuestObserver* observer,
+             std::function<void(int)> on_ring_full)
       : vcpu_(vcpu),
         channel_(channel),
         control_(control),

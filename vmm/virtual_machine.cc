@@ -1,9 +1,9 @@
 #include "vmm/virtual_machine.h"
 
-#include <cstdio>
-
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "vmm/boot_info.h"
@@ -14,37 +14,33 @@ namespace numavm {
 namespace {
 
 void PrintConsoleLine(int vcpu, absl::string_view line) {
-  std::fprintf(stderr, "guest[%d]: %.*s\n", vcpu, static_cast<int>(line.size()),
-               line.data());
+  std::fprintf(stderr, "guest[%d]: %.*s\n", vcpu, static_cast<int>(line.size()), line.data());
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(
-    VmConfig config, const ElfPayload& payload, GuestObserver* observer) {
+absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(VmConfig config,
+                                                                       const ElfPayload& payload,
+                                                                       GuestObserver* observer) {
   const auto created = std::chrono::steady_clock::now();
   // Host memory first: its errors (e.g. no huge pages) are the user's to fix.
   std::vector<uint64_t> region_bytes;
   for (const CellConfig& cell : config.cells) region_bytes.push_back(cell.memory_bytes);
-  absl::StatusOr<GuestMemory> memory =
-      GuestMemory::Create(config.backing, region_bytes);
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(config.backing, region_bytes);
   if (!memory.ok()) return memory.status();
   absl::StatusOr<Kvm> kvm = Kvm::Open();
   if (!kvm.ok()) return kvm.status();
   absl::StatusOr<VmFd> vm = VmFd::Create(*kvm);
   if (!vm.ok()) return vm.status();
 
-  std::unique_ptr<VirtualMachine> machine(
-      new VirtualMachine(std::move(config), created, *std::move(kvm),
-                         *std::move(vm), *std::move(memory), observer));
+  std::unique_ptr<VirtualMachine> machine(new VirtualMachine(
+      std::move(config), created, *std::move(kvm), *std::move(vm), *std::move(memory), observer));
   if (absl::Status s = machine->Setup(payload); !s.ok()) return s;
   return machine;
 }
 
-VirtualMachine::VirtualMachine(VmConfig config,
-                               std::chrono::steady_clock::time_point created,
-                               Kvm kvm, VmFd vm, GuestMemory memory,
-                               GuestObserver* observer)
+VirtualMachine::VirtualMachine(VmConfig config, std::chrono::steady_clock::time_point created,
+                               Kvm kvm, VmFd vm, GuestMemory memory, GuestObserver* observer)
     : config_(std::move(config)),
       created_(created),
       kvm_(std::move(kvm)),
@@ -58,8 +54,8 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
   // 1. Guest memory becomes KVM memory slots, one per cell.
   for (size_t i = 0; i < memory_.regions().size(); ++i) {
     const GuestRegion& r = memory_.regions()[i];
-    if (absl::Status s = vm_.SetMemoryRegion(static_cast<uint32_t>(i), 0,
-                                             r.start.value, r.bytes, r.host());
+    if (absl::Status s =
+            vm_.SetMemoryRegion(static_cast<uint32_t>(i), 0, r.start.value, r.bytes, r.host());
         !s.ok()) {
       return s;
     }
@@ -73,9 +69,9 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
     }
     if (ring_bytes > static_cast<size_t>(max_bytes) ||
         (config_.dirty_ring_entries & (config_.dirty_ring_entries - 1)) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dirty ring of ", config_.dirty_ring_entries,
-          " entries: must be a power of two of at most ", max_bytes / sizeof(kvm_dirty_gfn)));
+      return absl::InvalidArgumentError(absl::StrCat("dirty ring of ", config_.dirty_ring_entries,
+                                                     " entries: must be a power of two of at most ",
+                                                     max_bytes / sizeof(kvm_dirty_gfn)));
     }
     if (absl::Status s = vm_.EnableCapability(KVM_CAP_DIRTY_LOG_RING, ring_bytes); !s.ok()) {
       return s;
@@ -100,11 +96,9 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
   }
   // 4. Page tables, GDT, BootInfo and the payload image in guest memory.
   if (absl::Status s = WriteLongModeTables(memory_); !s.ok()) return s;
-  absl::StatusOr<int> tsc_khz =
-      Ioctl(vcpus_[0].fd(), KVM_GET_TSC_KHZ, 0ul, "KVM_GET_TSC_KHZ");
+  absl::StatusOr<int> tsc_khz = Ioctl(vcpus_[0].fd(), KVM_GET_TSC_KHZ, 0ul, "KVM_GET_TSC_KHZ");
   if (!tsc_khz.ok()) return tsc_khz.status();
-  if (absl::Status s = WriteBootInfo(config_, memory_, static_cast<uint32_t>(*tsc_khz));
-      !s.ok()) {
+  if (absl::Status s = WriteBootInfo(config_, memory_, static_cast<uint32_t>(*tsc_khz)); !s.ok()) {
     return s;
   }
   if (absl::Status s = LoadElfPayload(payload, memory_); !s.ok()) return s;
@@ -115,9 +109,8 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
                            : GuestChannel::ConsoleSink(),
       config_.channel_limits);
   for (VcpuFd& vcpu : vcpus_) {
-    runners_.push_back(
-        std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_,
-                                     [this](int index) { OnDirtyRingFull(index); }));
+    runners_.push_back(std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_,
+                                                    [this](int index) { OnDirtyRingFull(index); }));
   }
   control_.SetKick([this] { KickAll(); });
   return absl::OkStatus();
@@ -180,9 +173,8 @@ RunOutcome VirtualMachine::Run() {
   for (auto& runner : runners_) {
     threads_.emplace_back([r = runner.get()] { r->Run(); });
   }
-  control_.Wait(config_.timeout == absl::InfiniteDuration()
-                    ? absl::InfiniteFuture()
-                    : absl::Now() + config_.timeout,
+  control_.Wait(config_.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                            : absl::Now() + config_.timeout,
                 config_.timeout);
   // Every runner has been kicked (immediate_exit is set), so each thread
   // leaves KVM_RUN and sees the run has ended.

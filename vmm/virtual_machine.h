@@ -73,8 +73,8 @@ class VirtualMachine final {
   absl::Duration Elapsed() const;
 
  private:
-  VirtualMachine(VmConfig config, std::chrono::steady_clock::time_point created,
-                 Kvm kvm, VmFd vm, GuestMemory memory, GuestObserver* observer);
+  VirtualMachine(VmConfig config, std::chrono::steady_clock::time_point created, Kvm kvm, VmFd vm,
+                 GuestMemory memory, GuestObserver* observer);
   absl::Status Setup(const ElfPayload& payload);
   void KickAll();
   // A vCPU's ring is full: the handler harvests it; without one, the VMM

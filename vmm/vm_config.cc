@@ -3,17 +3,16 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "vmm/guest_abi.h"
 #include "base/size.h"
+#include "vmm/guest_abi.h"
 #include "vmm/x86_boot.h"
 
 namespace numavm {
 
 absl::Status NormalizeVmConfig(VmConfig& config) {
   if (config.vcpus < 1 || config.vcpus > static_cast<int>(abi::kMaxVcpus)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--vcpus must be between 1 and ", abi::kMaxVcpus, ", got ",
-        config.vcpus));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--vcpus must be between 1 and ", abi::kMaxVcpus, ", got ", config.vcpus));
   }
   const uint64_t align = BackingAlignment(config.backing);
   const bool from_memory = config.cells.empty();  // one cell made of --memory
@@ -23,8 +22,8 @@ absl::Status NormalizeVmConfig(VmConfig& config) {
     config.cells.push_back(CellConfig{config.memory_bytes, all});
   }
   if (config.cells.size() > abi::kMaxCells) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "at most ", abi::kMaxCells, " guest cells, got ", config.cells.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("at most ", abi::kMaxCells, " guest cells, got ", config.cells.size()));
   }
   uint64_t total = 0;
   std::set<int> seen;
@@ -40,46 +39,41 @@ absl::Status NormalizeVmConfig(VmConfig& config) {
     total += cell.memory_bytes;
     for (int v : cell.vcpus) {
       if (v < 0 || v >= config.vcpus) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cell ", i, " names vCPU ", v, ", but the VM has ", config.vcpus));
+        return absl::InvalidArgumentError(
+            absl::StrCat("cell ", i, " names vCPU ", v, ", but the VM has ", config.vcpus));
       }
       if (!seen.insert(v).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("vCPU ", v, " is in more than one cell"));
+        return absl::InvalidArgumentError(absl::StrCat("vCPU ", v, " is in more than one cell"));
       }
     }
   }
   if (static_cast<int>(seen.size()) != config.vcpus) {
-    return absl::InvalidArgumentError(
-        "every vCPU must belong to exactly one cell");
+    return absl::InvalidArgumentError("every vCPU must belong to exactly one cell");
   }
   config.memory_bytes = total;
   if (config.cells[0].memory_bytes < kMinGuestMemory) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--memory (or the first cell) must be at least ",
-        FormatSize(kMinGuestMemory), ", got ",
-        FormatSize(config.cells[0].memory_bytes)));
+    return absl::InvalidArgumentError(absl::StrCat("--memory (or the first cell) must be at least ",
+                                                   FormatSize(kMinGuestMemory), ", got ",
+                                                   FormatSize(config.cells[0].memory_bytes)));
   }
   if (total > MaxGuestRamBytes()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--memory ", FormatSize(total), " exceeds the VMM limit of ",
-                     FormatSize(MaxGuestRamBytes())));
+    return absl::InvalidArgumentError(absl::StrCat("--memory ", FormatSize(total),
+                                                   " exceeds the VMM limit of ",
+                                                   FormatSize(MaxGuestRamBytes())));
   }
   return absl::OkStatus();
 }
 
-absl::Status CheckHostCanFit(const VmConfig& config, uint64_t host_total,
-                             uint64_t host_available) {
+absl::Status CheckHostCanFit(const VmConfig& config, uint64_t host_total, uint64_t host_available) {
   if (config.memory_bytes > host_total) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "--memory ", FormatSize(config.memory_bytes),
-        " is larger than this host's memory (", FormatSize(host_total), ")"));
+    return absl::ResourceExhaustedError(absl::StrCat("--memory ", FormatSize(config.memory_bytes),
+                                                     " is larger than this host's memory (",
+                                                     FormatSize(host_total), ")"));
   }
   if (config.memory_bytes > host_available) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "--memory ", FormatSize(config.memory_bytes),
-        " is more than this host has available (", FormatSize(host_available),
-        ")"));
+    return absl::ResourceExhaustedError(absl::StrCat("--memory ", FormatSize(config.memory_bytes),
+                                                     " is more than this host has available (",
+                                                     FormatSize(host_available), ")"));
   }
   return absl::OkStatus();
 }

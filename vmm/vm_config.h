@@ -41,8 +41,7 @@ inline constexpr uint64_t kMinGuestMemory = 16ull << 20;
 absl::Status NormalizeVmConfig(VmConfig& config);
 
 // Fails when the host cannot hold `config.memory_bytes` of guest memory.
-absl::Status CheckHostCanFit(const VmConfig& config, uint64_t host_total,
-                             uint64_t host_available);
+absl::Status CheckHostCanFit(const VmConfig& config, uint64_t host_total, uint64_t host_available);
 
 }  // namespace numavm
 

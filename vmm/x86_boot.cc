@@ -15,11 +15,9 @@ constexpr uint64_t kPdpt = abi::kPageTableBase + 0x1000;
 constexpr uint64_t kFirstPd = abi::kPageTableBase + 0x2000;
 constexpr uint64_t kMaxPds = (abi::kPageTableLimit - kFirstPd) / 0x1000;
 
-constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4,
-                   kCr0Ne = 1ull << 5, kCr0Wp = 1ull << 16,
-                   kCr0Am = 1ull << 18, kCr0Pg = 1ull << 31;
-constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9,
-                   kCr4Osxmmexcpt = 1ull << 10;
+constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, kCr0Ne = 1ull << 5,
+                   kCr0Wp = 1ull << 16, kCr0Am = 1ull << 18, kCr0Pg = 1ull << 31;
+constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
 constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10;
 
 // GDT: null, 64-bit code, data.
@@ -53,17 +51,13 @@ absl::Status WriteLongModeTables(GuestMemory& memory) {
   const uint64_t map_bytes = IdentityMapBytes(memory.total_bytes());
   const uint64_t pds = map_bytes / kGiB;
   if (pds > kMaxPds) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("guest memory of ", memory.total_bytes(),
-                     " bytes is larger than the VMM can map (",
-                     MaxGuestRamBytes(), " bytes)"));
+    return absl::InvalidArgumentError(absl::StrCat("guest memory of ", memory.total_bytes(),
+                                                   " bytes is larger than the VMM can map (",
+                                                   MaxGuestRamBytes(), " bytes)"));
   }
-  auto* pml4 = reinterpret_cast<uint64_t*>(
-      memory.HostPointer(GuestAddress{kPml4}, 0x1000));
-  auto* pdpt = reinterpret_cast<uint64_t*>(
-      memory.HostPointer(GuestAddress{kPdpt}, 0x1000));
-  auto* pd = reinterpret_cast<uint64_t*>(
-      memory.HostPointer(GuestAddress{kFirstPd}, pds * 0x1000));
+  auto* pml4 = reinterpret_cast<uint64_t*>(memory.HostPointer(GuestAddress{kPml4}, 0x1000));
+  auto* pdpt = reinterpret_cast<uint64_t*>(memory.HostPointer(GuestAddress{kPdpt}, 0x1000));
+  auto* pd = reinterpret_cast<uint64_t*>(memory.HostPointer(GuestAddress{kFirstPd}, pds * 0x1000));
   auto* gdt = memory.HostPointer(GuestAddress{abi::kGdtAddress}, sizeof(kGdt));
   if (pml4 == nullptr || pdpt == nullptr || pd == nullptr || gdt == nullptr) {
     return absl::InvalidArgumentError(
@@ -94,8 +88,7 @@ absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry) {
   sregs.idt.base = 0;
   sregs.idt.limit = 0;  // no IDT: any exception ends in a triple fault
   sregs.cs = Segment(kCodeSelector, 11, /*code=*/true);
-  sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss =
-      Segment(kDataSelector, 3, /*code=*/false);
+  sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = Segment(kDataSelector, 3, /*code=*/false);
   if (absl::Status s = vcpu.SetSregs(sregs); !s.ok()) return s;
   // MTRRs enabled with write-back as the default type: with MTRRs off, all
   // memory would be uncached and the guest runs orders of magnitude slower.
@@ -115,8 +108,8 @@ absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry) {
   return vcpu.SetRegs(regs);
 }
 
-std::vector<kvm_cpuid_entry2> CpuidForVcpu(
-    const std::vector<kvm_cpuid_entry2>& supported, int index) {
+std::vector<kvm_cpuid_entry2> CpuidForVcpu(const std::vector<kvm_cpuid_entry2>& supported,
+                                           int index) {
   std::vector<kvm_cpuid_entry2> entries = supported;
   for (kvm_cpuid_entry2& e : entries) {
     if (e.function == 1) {

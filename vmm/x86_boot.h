@@ -31,8 +31,8 @@ absl::Status WriteLongModeTables(GuestMemory& memory);
 absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry);
 
 // The host's supported CPUID with per-vCPU APIC ids filled in.
-std::vector<kvm_cpuid_entry2> CpuidForVcpu(
-    const std::vector<kvm_cpuid_entry2>& supported, int index);
+std::vector<kvm_cpuid_entry2> CpuidForVcpu(const std::vector<kvm_cpuid_entry2>& supported,
+                                           int index);
 
 }  // namespace numavm
 

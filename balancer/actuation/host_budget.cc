@@ -23,9 +23,9 @@ constexpr uint64_t kMagic = 0x6e756d6162756431ull;  // "numabud1"
 // one build; the magic catches anything else.
 struct BudgetFile {
   uint64_t magic = kMagic;
-  uint64_t rate = 0;     // bytes per second
-  double tokens = 0;     // bytes
-  int64_t last_ns = 0;   // CLOCK_MONOTONIC of the last refill
+  uint64_t rate = 0;    // bytes per second
+  double tokens = 0;    // bytes
+  int64_t last_ns = 0;  // CLOCK_MONOTONIC of the last refill
 };
 
 int64_t MonotonicNs() {
@@ -68,13 +68,13 @@ double HostBudget::Update(F change) {
   BudgetFile f;
   const int64_t now = MonotonicNs();
   const double burst = static_cast<double>(std::max<uint64_t>(rate_, 1));
-  if (pread(fd_.get(), &f, sizeof(f), 0) != static_cast<ssize_t>(sizeof(f)) ||
-      f.magic != kMagic || !(f.tokens >= 0) || f.last_ns < 0 || f.last_ns > now) {
+  if (pread(fd_.get(), &f, sizeof(f), 0) != static_cast<ssize_t>(sizeof(f)) || f.magic != kMagic ||
+      !(f.tokens >= 0) || f.last_ns < 0 || f.last_ns > now) {
     f = BudgetFile{kMagic, rate_, burst, now};
   }
   f.rate = rate_;
-  f.tokens = std::min(burst, f.tokens + static_cast<double>(rate_) *
-                                            static_cast<double>(now - f.last_ns) / 1e9);
+  f.tokens = std::min(
+      burst, f.tokens + static_cast<double>(rate_) * static_cast<double>(now - f.last_ns) / 1e9);
   f.last_ns = now;
   const double before = f.tokens;
   f.tokens = std::clamp(change(f.tokens), 0.0, burst);

@@ -1,8 +1,8 @@
 // The host-wide migration budget: one token bucket in bytes shared by the
 // `numavm run` processes on the host, so that several VMs balancing at once
 // cannot together migrate more than the host allows. (`attach` and
-// `daemon` balance all their domains under one limit of their own.) It lives in a small file under the runtime directory
-// (balancer/control/control_socket.h: RuntimeDir()), read and written under
+// `daemon` balance all their domains under one limit of their own.) It lives in a small file under
+// the runtime directory (balancer/control/control_socket.h: RuntimeDir()), read and written under
 // an exclusive flock; time is CLOCK_MONOTONIC, the same in every process.
 // A file that is not a budget (corrupt, another version, a refill time that
 // is negative or in the future) is reset.

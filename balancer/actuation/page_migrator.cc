@@ -11,16 +11,14 @@
 
 namespace numavm {
 
-absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch,
-                                        MigrationOutcome& out) {
+absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out) {
   std::vector<void*> pages;
   std::vector<int> nodes, status(batch.size(), 0);
   for (const PageMove& m : batch) {
     pages.push_back(reinterpret_cast<void*>(m.address));
     nodes.push_back(m.to_node);
   }
-  long rc = move_pages(pid_, pages.size(), pages.data(), nodes.data(), status.data(),
-                       MPOL_MF_MOVE);
+  long rc = move_pages(pid_, pages.size(), pages.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
   if (rc < 0 && errno != ENOENT) {
     return ErrnoStatus(errno, "move_pages");
   }

@@ -27,11 +27,11 @@ struct PageMove {
 };
 
 struct MigrationOutcome {
-  uint64_t moved = 0;     // now on the requested node
-  uint64_t busy = 0;      // not moved, transient (EBUSY, EAGAIN): retry later
-  uint64_t no_memory = 0; // the destination node is full (ENOMEM)
-  uint64_t failed = 0;    // not moved for another reason
-  uint64_t deferred = 0;  // not attempted: over the rate limit
+  uint64_t moved = 0;      // now on the requested node
+  uint64_t busy = 0;       // not moved, transient (EBUSY, EAGAIN): retry later
+  uint64_t no_memory = 0;  // the destination node is full (ENOMEM)
+  uint64_t failed = 0;     // not moved for another reason
+  uint64_t deferred = 0;   // not attempted: over the rate limit
   uint64_t bytes_moved = 0;
   std::vector<PageMove> retry;  // busy and deferred moves
 };
@@ -51,8 +51,7 @@ class PageMigrator {
   void set_max_time(absl::Duration max_time, Clock clock = nullptr);
 
   // Moves as many of `moves` as the rate limit allows, in batches.
-  absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves,
-                                           absl::Duration now);
+  absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves, absl::Duration now);
 
  private:
   absl::Status MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out);

@@ -3,14 +3,14 @@
 #include <numaif.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/errno_status.h"
 #include "balancer/actuation/pfn_nodes.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
@@ -28,8 +28,7 @@ void ResolveUnseen(pid_t pid, const std::vector<void*>& pages, std::vector<int>&
 
 }  // namespace
 
-absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
-                                         std::span<const HostRange> ranges,
+absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid, std::span<const HostRange> ranges,
                                          uint64_t stride) {
   NodeUsage usage;
   std::vector<void*> pages;

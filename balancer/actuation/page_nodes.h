@@ -25,8 +25,7 @@ struct NodeUsage {
 
 // Queries every `stride` bytes of `ranges` in process `pid` (0: this one)
 // and counts `stride` bytes per answer. Use the backing's page size as stride.
-absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid,
-                                         std::span<const HostRange> ranges,
+absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid, std::span<const HostRange> ranges,
                                          uint64_t stride = 4096);
 
 // Node id of each page address in process `pid` (0: this one), or a

@@ -2,12 +2,12 @@
 
 #include <climits>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "balancer/control/control_socket.h"
-#include <nlohmann/json.hpp>
 
 namespace numavm {
 

@@ -7,9 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <deque>
 #include <filesystem>
 
@@ -20,9 +20,7 @@
 namespace numavm {
 namespace {
 
-absl::Status Errno(const std::string& what) {
-  return ErrnoStatus(errno, what);
-}
+absl::Status Errno(const std::string& what) { return ErrnoStatus(errno, what); }
 
 absl::StatusOr<sockaddr_un> Address(const std::string& path) {
   sockaddr_un addr{};

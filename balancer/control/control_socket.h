@@ -48,7 +48,8 @@ class ControlServer {
 };
 
 // Sends `request`, returns the reply.
-absl::StatusOr<std::string> ControlRequest(const std::string& socket_path, const std::string& request,
+absl::StatusOr<std::string> ControlRequest(const std::string& socket_path,
+                                           const std::string& request,
                                            absl::Duration timeout = absl::Seconds(5));
 
 // The sockets named *.sock in `dir` (lstat: no symlinks, no other files);

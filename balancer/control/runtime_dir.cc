@@ -36,8 +36,8 @@ absl::Status CheckRuntimeDir(const std::string& dir) {
     return refuse(absl::StrCat("is owned by uid ", st.st_uid, ", not by uid ", geteuid()));
   }
   if ((st.st_mode & 077) != 0) {
-    return refuse(absl::StrFormat("has mode 0%o: others may use it (want 0700)",
-                                  st.st_mode & 0777));
+    return refuse(
+        absl::StrFormat("has mode 0%o: others may use it (want 0700)", st.st_mode & 0777));
   }
   return absl::OkStatus();
 }

@@ -41,8 +41,8 @@ absl::Status AttachedDomain::Rebind(LibvirtDomain domain) {
   // tell. Only another QEMU pid is.
   absl::StatusOr<pid_t> pid = QemuPid(domain);
   if (pid.ok() && *pid != pid_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("domain '", name_, "' runs in a new QEMU process (", *pid, ", was ", pid_, ")"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "domain '", name_, "' runs in a new QEMU process (", *pid, ", was ", pid_, ")"));
   }
   domain_ = std::move(domain);
   return absl::OkStatus();
@@ -78,7 +78,8 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   if (!maps.ok()) return maps.status();
   absl::StatusOr<HostRange> ram = FindGuestRam(*maps, ram_bytes);
   if (!ram.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("domain '", d->name_, "': ", ram.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("domain '", d->name_, "': ", ram.status().message()));
   }
   d->ram_ = *ram;
   absl::StatusOr<std::vector<std::vector<int>>> pinning = d->domain_.VcpuPinning(d->host_cpus_);
@@ -137,7 +138,8 @@ absl::Status AttachedDomain::Measure() {
 
 absl::Status AttachedDomain::PinToHome() {
   std::vector<int> cpus;
-  for (int n : home_) cpus.insert(cpus.end(), topology_.nodes[n].cpus.begin(), topology_.nodes[n].cpus.end());
+  for (int n : home_)
+    cpus.insert(cpus.end(), topology_.nodes[n].cpus.begin(), topology_.nodes[n].cpus.end());
   std::sort(cpus.begin(), cpus.end());
   if (cpus.empty()) return absl::OkStatus();
   absl::StatusOr<std::vector<std::vector<int>>> now = domain_.VcpuPinning(host_cpus_);
@@ -201,8 +203,9 @@ absl::Status AttachedDomain::Step(const std::vector<int>& busy_cpus, RateLimiter
     if (options_.mode == DomainMode::kEnforce && !home_.empty()) {
       status = PinToHome();
       if (status.ok()) MigrateTowardsHome(limiter, now);
-      report_.status = absl::StrCat("balancing: home node(s) ", absl::StrJoin(report_.home_nodes, ","),
-                                    " (", home.reason, "), ", FormatSize(away * kPage), " away");
+      report_.status =
+          absl::StrCat("balancing: home node(s) ", absl::StrJoin(report_.home_nodes, ","), " (",
+                       home.reason, "), ", FormatSize(away * kPage), " away");
     } else {
       report_.status = absl::StrCat("advise: home node(s) ", absl::StrJoin(report_.home_nodes, ","),
                                     " (", home.reason, "); would move ", FormatSize(away * kPage),

@@ -78,7 +78,8 @@ absl::Status DomainManager::Attach(const std::vector<std::string>& names) {
     for (const std::string& n : names) {
       absl::StatusOr<LibvirtDomain> d = conn_->Lookup(n);
       if (!d.ok()) return d.status();
-      if (!d->active()) return absl::FailedPreconditionError(absl::StrCat("domain '", n, "' is not running"));
+      if (!d->active())
+        return absl::FailedPreconditionError(absl::StrCat("domain '", n, "' is not running"));
       targets.push_back(std::move(*d));
     }
   }
@@ -206,7 +207,8 @@ void DomainManager::set_mode(DomainMode mode) {
 void DomainManager::set_migrate_rate(uint64_t bytes_per_second) {
   absl::MutexLock lock(&mu_);
   options_.migrate_bytes_per_second = bytes_per_second;
-  limiter_ = std::make_unique<RateLimiter>(bytes_per_second, bytes_per_second, absl::ZeroDuration());
+  limiter_ =
+      std::make_unique<RateLimiter>(bytes_per_second, bytes_per_second, absl::ZeroDuration());
 }
 
 }  // namespace numavm

@@ -28,7 +28,7 @@ struct ManagerOptions {
   std::string uri;  // empty: libvirt's default
   DomainOptions domain;
   uint64_t migrate_bytes_per_second = 64ull << 20;  // per host
-  std::string manager_name = "numavm attach";      // shown in reports
+  std::string manager_name = "numavm attach";       // shown in reports
 };
 
 class DomainManager {

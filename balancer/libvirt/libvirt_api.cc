@@ -115,13 +115,15 @@ bool LibvirtDomain::active() const { return virDomainIsActive(dom_.get()) == 1; 
 
 absl::StatusOr<int> LibvirtDomain::vcpus() const {
   virDomainInfo info;
-  if (virDomainGetInfo(dom_.get(), &info) < 0) return LibvirtError(absl::StrCat("domain '", name_, "' info"));
+  if (virDomainGetInfo(dom_.get(), &info) < 0)
+    return LibvirtError(absl::StrCat("domain '", name_, "' info"));
   return static_cast<int>(info.nrVirtCpu);
 }
 
 absl::StatusOr<uint64_t> LibvirtDomain::memory_bytes() const {
   virDomainInfo info;
-  if (virDomainGetInfo(dom_.get(), &info) < 0) return LibvirtError(absl::StrCat("domain '", name_, "' info"));
+  if (virDomainGetInfo(dom_.get(), &info) < 0)
+    return LibvirtError(absl::StrCat("domain '", name_, "' info"));
   return static_cast<uint64_t>(info.memory) * 1024;
 }
 
@@ -173,7 +175,8 @@ absl::StatusOr<std::string> LibvirtDomain::Qmp(const std::string& command) const
 }
 
 absl::Status LibvirtDomain::Destroy() const {
-  if (virDomainDestroy(dom_.get()) < 0) return LibvirtError(absl::StrCat("destroying '", name_, "'"));
+  if (virDomainDestroy(dom_.get()) < 0)
+    return LibvirtError(absl::StrCat("destroying '", name_, "'"));
   return absl::OkStatus();
 }
 

@@ -38,7 +38,8 @@ absl::StatusOr<std::vector<pid_t>> ParseVcpuThreads(absl::string_view reply) {
       return absl::InvalidArgumentError("query-cpus-fast: entry without cpu-index and thread-id");
     }
     const size_t index = cpu["cpu-index"].get<size_t>();
-    if (index >= tids.size()) return absl::InvalidArgumentError("query-cpus-fast: cpu-index out of range");
+    if (index >= tids.size())
+      return absl::InvalidArgumentError("query-cpus-fast: cpu-index out of range");
     tids[index] = cpu["thread-id"].get<pid_t>();
   }
   return tids;
@@ -73,7 +74,8 @@ absl::StatusOr<std::vector<MapsEntry>> ParseMaps(absl::string_view text) {
   std::vector<MapsEntry> out;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (f.size() < 5) return absl::InvalidArgumentError(absl::StrCat("maps: bad line '", line, "'"));
+    if (f.size() < 5)
+      return absl::InvalidArgumentError(absl::StrCat("maps: bad line '", line, "'"));
     std::pair<absl::string_view, absl::string_view> range = absl::StrSplit(f[0], '-');
     MapsEntry e;
     uint64_t start = 0, end = 0;
@@ -101,8 +103,8 @@ absl::StatusOr<HostRange> FindGuestRam(const std::vector<MapsEntry>& maps, uint6
     if (best == nullptr || e.bytes() < best->bytes()) best = &e;
   }
   if (best == nullptr) {
-    return absl::NotFoundError(absl::StrCat("no mapping of ", ram_bytes,
-                                            " bytes (the guest RAM) in the QEMU process"));
+    return absl::NotFoundError(
+        absl::StrCat("no mapping of ", ram_bytes, " bytes (the guest RAM) in the QEMU process"));
   }
   return HostRange{best->start, ram_bytes};
 }

@@ -4,14 +4,22 @@ namespace numavm {
 
 absl::string_view PageReasonName(PageReason reason) {
   switch (reason) {
-    case PageReason::kMigrate: return "migrate";
-    case PageReason::kFirstSample: return "first-sample";
-    case PageReason::kNodeChanged: return "node-changed";
-    case PageReason::kShared: return "shared";
-    case PageReason::kLocal: return "local";
-    case PageReason::kDestinationFull: return "destination-full";
-    case PageReason::kUnattributed: return "unattributed";
-    case PageReason::kGroupPull: return "group-pull";
+    case PageReason::kMigrate:
+      return "migrate";
+    case PageReason::kFirstSample:
+      return "first-sample";
+    case PageReason::kNodeChanged:
+      return "node-changed";
+    case PageReason::kShared:
+      return "shared";
+    case PageReason::kLocal:
+      return "local";
+    case PageReason::kDestinationFull:
+      return "destination-full";
+    case PageReason::kUnattributed:
+      return "unattributed";
+    case PageReason::kGroupPull:
+      return "group-pull";
   }
   return "?";
 }

@@ -38,8 +38,8 @@ struct RegionVerdict {
 
 // One period's samples of one region.
 struct RegionVisit {
-  int target = -1;        // where the samples' vCPUs want the memory (their
-                          // node, or their group's primary node)
+  int target = -1;  // where the samples' vCPUs want the memory (their
+                    // node, or their group's primary node)
   int samples = 0;
   bool unanimous = true;  // every sample had the same target
   bool in_place = true;   // every sampled page is on a node serving the target

@@ -9,7 +9,8 @@ namespace numavm {
 
 ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
                          const ScanConfig& config, absl::Duration fault_cost)
-    : period_(config.period), adaptive_(config.adaptive),
+    : period_(config.period),
+      adaptive_(config.adaptive),
       align_pages_(std::max<uint64_t>(1, align_pages)),
       probes_(align_pages >= kRegionPages ? 1 : std::max(1, config.rate.probes_per_region)),
       coverage_(std::move(coverage)) {
@@ -22,7 +23,8 @@ ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
   }
   if (config.window_bytes > 0) {
     window_.emplace(coverage_, config.window_bytes / 4096, align_pages_);
-    periods_.emplace(ScanPeriodConfig{config.period, adaptive_ ? config.period_max : config.period});
+    periods_.emplace(
+        ScanPeriodConfig{config.period, adaptive_ ? config.period_max : config.period});
     return;
   }
   rate_.emplace(config.rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost);
@@ -102,7 +104,8 @@ ScanPlan ScanControl::NextArm() {
   int probes = probes_;
   if (align_pages_ < kRegionPages && regions_total_ > 0 && n > regions_total_) {
     while (probes * 2 <= static_cast<int>(kRegionPages) &&
-           static_cast<uint64_t>(probes) * 2 * regions_total_ <= static_cast<uint64_t>(probes_) * n) {
+           static_cast<uint64_t>(probes) * 2 * regions_total_ <=
+               static_cast<uint64_t>(probes_) * n) {
       probes *= 2;
     }
     carry_ = 0;

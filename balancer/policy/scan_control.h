@@ -99,12 +99,12 @@ class ScanControl {
   std::vector<GfnRange> coverage_;
   uint64_t total_pages_ = 0;
   std::optional<ScanRate> rate_;
-  size_t range_ = 0;      // cursor: coverage range, and page within it
+  size_t range_ = 0;  // cursor: coverage range, and page within it
   uint64_t offset_ = 0;
   uint64_t covered_ = 0;  // pages walked in this sweep
   bool wrapped_ = false;  // the last NextArm completed a sweep
   uint64_t sweeps_ = 0;
-  double carry_ = 0;      // fractional regions owed to the next period
+  double carry_ = 0;  // fractional regions owed to the next period
   uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0;
   uint64_t regions_total_ = 0;  // one sweep
 };

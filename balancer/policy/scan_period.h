@@ -35,8 +35,7 @@ struct PeriodOutcome {
 
 class ScanPeriodController {
  public:
-  explicit ScanPeriodController(ScanPeriodConfig config)
-      : config_(config), period_(config.min) {}
+  explicit ScanPeriodController(ScanPeriodConfig config) : config_(config), period_(config.min) {}
 
   absl::Duration period() const { return period_; }
   const ScanPeriodConfig& config() const { return config_; }

@@ -30,7 +30,7 @@
 namespace numavm {
 
 struct ScanRateConfig {
-  double stall_budget = 0.01;   // share of the vCPUs' busy time
+  double stall_budget = 0.01;         // share of the vCPUs' busy time
   uint64_t min_bytes_per_second = 0;  // 0: a sixteenth of the ceiling
   uint64_t max_bytes_per_second = 0;  // 0: what the budget allows
   int probes_per_region = 4;
@@ -47,14 +47,15 @@ struct ScanPeriodFigures {
   absl::Duration host_time;    // the host's time for the period's scan
   uint64_t work = 0;           // moves wanted and regions changing
   bool vcpus_moved = false;
-  bool sweep_done = false;     // the scan wrapped at its end
+  bool sweep_done = false;  // the scan wrapped at its end
 };
 
 class ScanRate {
  public:
   ScanRate(const ScanRateConfig& config, uint64_t region_bytes, int vcpus,
            absl::Duration fault_cost)
-      : config_(config), region_bytes_(region_bytes),
+      : config_(config),
+        region_bytes_(region_bytes),
         probes_(std::max(1, config.probes_per_region)) {
     // Before anything is measured: every vCPU busy, the given fault cost.
     ceiling_ = Ceiling(absl::Seconds(vcpus), fault_cost, absl::Seconds(1));

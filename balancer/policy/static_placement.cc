@@ -10,15 +10,18 @@ absl::StatusOr<StaticPlacement> ParseStaticPlacement(absl::string_view name) {
   if (name == "none") return StaticPlacement::kNone;
   if (name == "hard") return StaticPlacement::kHard;
   if (name == "inverse") return StaticPlacement::kInverse;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown placement '", name, "' (expected none, hard or inverse)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown placement '", name, "' (expected none, hard or inverse)"));
 }
 
 absl::string_view StaticPlacementName(StaticPlacement p) {
   switch (p) {
-    case StaticPlacement::kNone: return "none";
-    case StaticPlacement::kHard: return "hard";
-    case StaticPlacement::kInverse: return "inverse";
+    case StaticPlacement::kNone:
+      return "none";
+    case StaticPlacement::kHard:
+      return "hard";
+    case StaticPlacement::kInverse:
+      return "inverse";
   }
   return "?";
 }

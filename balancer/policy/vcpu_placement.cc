@@ -29,15 +29,14 @@ void ForEachSubset(const std::vector<int>& candidates, int k, Visit visit) {
 
 double NodeScore(const Topology& topology, const std::vector<double>& faults_per_node, int n) {
   double score = 0;
-  for (int m = 0; m < topology.node_count() && m < static_cast<int>(faults_per_node.size());
-       ++m) {
+  for (int m = 0; m < topology.node_count() && m < static_cast<int>(faults_per_node.size()); ++m) {
     score += faults_per_node[m] * 10.0 / topology.distance[n][m];
   }
   return score;
 }
 
-int PreferredNode(const Topology& topology, const std::vector<double>& faults_per_node,
-                  int current, double hysteresis) {
+int PreferredNode(const Topology& topology, const std::vector<double>& faults_per_node, int current,
+                  double hysteresis) {
   int best = current;
   double best_score = current >= 0 ? NodeScore(topology, faults_per_node, current) : -1;
   const double keep = current >= 0 ? best_score * (1 + hysteresis) : -1;

@@ -21,8 +21,8 @@ double NodeScore(const Topology& topology, const std::vector<double>& faults_per
 
 // The preferred node index; `current` (-1: none) is kept unless another
 // node scores more than (1 + hysteresis) times as high.
-int PreferredNode(const Topology& topology, const std::vector<double>& faults_per_node,
-                  int current, double hysteresis = 0.1);
+int PreferredNode(const Topology& topology, const std::vector<double>& faults_per_node, int current,
+                  double hysteresis = 0.1);
 
 struct GroupDemand {
   int vcpus = 0;

@@ -149,7 +149,8 @@ void PlanSingles(Planning& p, const std::vector<std::vector<int>>& members,
     int best = -1;
     for (int n = 0; n < nodes; ++n) {
       if (topology.nodes[n].cpus.empty() || p.load[n] >= cap[n]) continue;
-      if (best < 0 || NodeScore(topology, p.faults(v), n) > NodeScore(topology, p.faults(v), best)) {
+      if (best < 0 ||
+          NodeScore(topology, p.faults(v), n) > NodeScore(topology, p.faults(v), best)) {
         best = n;
       }
     }
@@ -171,9 +172,9 @@ VcpuPlan PlanVcpus(const VcpuPlanInput& in, const VcpuHysteresis& hysteresis) {
   // vCPUs without a home run where the host scheduler puts them and count
   // nowhere until they get one.
   for (int v = 0; v < vcpus; ++v) {
-    p.effective[v] = in.home[v] >= 0                          ? in.home[v]
+    p.effective[v] = in.home[v] >= 0                           ? in.home[v]
                      : v < static_cast<int>(in.running.size()) ? in.running[v]
-                                                                : -1;
+                                                               : -1;
     if (in.home[v] >= 0 && in.home[v] < nodes) ++p.load[in.home[v]];
   }
   std::vector<std::vector<int>> members(vcpus);

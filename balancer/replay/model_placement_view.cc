@@ -9,9 +9,14 @@ namespace numavm {
 
 ModelPlacementView::ModelPlacementView(const Topology& topology, uint64_t pages,
                                        std::vector<int> vcpu_nodes, RateLimiter* limiter)
-    : topology_(topology), page_node_(pages, -1), last_move_(pages, 0), left_node_(pages, -1),
-      capacity_(topology.node_count()), used_(topology.node_count(), 0),
-      vcpu_node_(std::move(vcpu_nodes)), limiter_(limiter) {
+    : topology_(topology),
+      page_node_(pages, -1),
+      last_move_(pages, 0),
+      left_node_(pages, -1),
+      capacity_(topology.node_count()),
+      used_(topology.node_count(), 0),
+      vcpu_node_(std::move(vcpu_nodes)),
+      limiter_(limiter) {
   for (int n = 0; n < topology.node_count(); ++n) {
     const uint64_t bytes = topology.nodes[n].memory_bytes;
     capacity_[n] = bytes == 0 ? std::numeric_limits<uint64_t>::max() : bytes / kPageBytes;

@@ -64,7 +64,7 @@ class ModelPlacementView final : public PlacementView {
   void Count(uint64_t gfn, int node, int delta);
 
   const Topology& topology_;
-  std::vector<int8_t> page_node_;   // -1: not resident
+  std::vector<int8_t> page_node_;    // -1: not resident
   std::vector<uint16_t> last_move_;  // second of the last move + 1; 0: never moved
   std::vector<int8_t> left_node_;    // the node the last move left
   std::vector<uint64_t> capacity_;   // pages per node

@@ -144,8 +144,7 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
   if (options.first_touch == FirstTouch::kBoot) {
     for (uint64_t g = 0; g < trace.header.pages; ++g) view.Touch(g, result.vcpu_start[0]);
   }
-  VmBalancer balancer(options.mode, topology, vcpus, trace.header.pages, view,
-                      options.balancer);
+  VmBalancer balancer(options.mode, topology, vcpus, trace.header.pages, view, options.balancer);
   result.start_locality = accesses.Locality(view, view.VcpuNodes());
   for (const TracePeriod& p : trace.periods) {
     if (options.first_touch == FirstTouch::kSampled) {

@@ -42,9 +42,9 @@ inline constexpr const char* kReplayBestDefinition =
 
 struct BestPlacement {
   std::vector<int> vcpu_nodes;
-  double locality = 0;         // over all attributed samples of the trace
+  double locality = 0;  // over all attributed samples of the trace
   uint64_t min_page_moves = 0;
-  uint64_t pages = 0;          // distinct pages in the trace
+  uint64_t pages = 0;  // distinct pages in the trace
 };
 
 struct LocalityPoint {
@@ -62,10 +62,10 @@ struct ReplayResult {
   std::optional<double> seconds_to_90pct_of_best;  // since the first period
   std::vector<int> vcpu_start, vcpu_end;
   std::vector<uint64_t> pages_per_node;  // resident pages at the end
-  uint64_t remigrations = 0;  // moves of a page that had moved <= 10 s before
-  uint64_t bounces = 0;       // moves back to the node the page left then
+  uint64_t remigrations = 0;             // moves of a page that had moved <= 10 s before
+  uint64_t bounces = 0;                  // moves back to the node the page left then
   uint64_t periods = 0;
-  absl::Duration span;        // trace time covered
+  absl::Duration span;  // trace time covered
 };
 
 // vCPU v's start node index: blocks over nodes with CPUs, within their CPUs.

@@ -22,8 +22,7 @@ absl::Status LineError(absl::string_view source, int line, absl::string_view wha
   return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", what));
 }
 
-absl::Status ParseHeader(absl::string_view line, TraceHeader& h, absl::string_view source,
-                         int n) {
+absl::Status ParseHeader(absl::string_view line, TraceHeader& h, absl::string_view source, int n) {
   bool have_vcpus = false, have_pages = false;
   for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
     if (field == "vm") continue;
@@ -37,8 +36,9 @@ absl::Status ParseHeader(absl::string_view line, TraceHeader& h, absl::string_vi
       have_vcpus = true;
     } else if (kv.first == "pages") {
       if (!absl::SimpleAtoi(kv.second, &value) || value == 0 || value > kMaxTracePages) {
-        return LineError(source, n, absl::StrCat("bad page count '", kv.second, "' (want 1-",
-                                                 kMaxTracePages, ", a guest of at most 1 TiB)"));
+        return LineError(source, n,
+                         absl::StrCat("bad page count '", kv.second, "' (want 1-", kMaxTracePages,
+                                      ", a guest of at most 1 TiB)"));
       }
       h.pages = value;
       have_pages = true;
@@ -55,7 +55,8 @@ absl::Status ParseHeader(absl::string_view line, TraceHeader& h, absl::string_vi
       return LineError(source, n, absl::StrCat("unknown field '", kv.first, "'"));
     }
   }
-  if (!have_vcpus || !have_pages) return LineError(source, n, "the vm line needs vcpus= and pages=");
+  if (!have_vcpus || !have_pages)
+    return LineError(source, n, "the vm line needs vcpus= and pages=");
   return absl::OkStatus();
 }
 
@@ -77,15 +78,15 @@ absl::Status ParsePeriod(absl::string_view line, const TraceHeader& h, TracePeri
       return LineError(source, n, absl::StrCat("bad sample '", fields[i], "' (want gfn.vcpu.r|w)"));
     }
     if (gfn >= h.pages) {
-      return LineError(source, n, absl::StrCat("gfn 0x", absl::Hex(gfn), " is outside the ",
-                                               h.pages, " guest pages"));
+      return LineError(
+          source, n,
+          absl::StrCat("gfn 0x", absl::Hex(gfn), " is outside the ", h.pages, " guest pages"));
     }
     if (vcpu < kUnknownVcpu || vcpu >= h.vcpus) {
       return LineError(source, n, absl::StrCat("vCPU ", vcpu, " does not exist"));
     }
-    p.samples.push_back(AccessSample{gfn, vcpu,
-                                     parts[2] == "r" ? AccessKind::kRead : AccessKind::kWrite,
-                                     p.at});
+    p.samples.push_back(
+        AccessSample{gfn, vcpu, parts[2] == "r" ? AccessKind::kRead : AccessKind::kWrite, p.at});
   }
   return absl::OkStatus();
 }
@@ -144,7 +145,8 @@ absl::StatusOr<AccessTrace> ParseTrace(absl::string_view text, absl::string_view
     }
   }
   if (!have_header) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": no vm line (empty or truncated trace)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": no vm line (empty or truncated trace)"));
   }
   return trace;
 }

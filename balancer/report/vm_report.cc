@@ -53,7 +53,8 @@ double PlacementLocality(const std::map<int, int>& vcpus_per_node,
   double local = 0;
   for (const auto& [n, v] : vcpus_per_node) {
     auto it = memory_per_node.find(n);
-    if (it != memory_per_node.end()) local += (v / vcpus) * (static_cast<double>(it->second) / memory);
+    if (it != memory_per_node.end())
+      local += (v / vcpus) * (static_cast<double>(it->second) / memory);
   }
   return local;
 }
@@ -70,8 +71,8 @@ nlohmann::json ToJson(const VmReport& r) {
           {"vcpus_per_node", NodeMap(r.vcpus_per_node)},
           {"home_nodes", r.home_nodes},
           {"placement_locality", r.placement_locality},
-          {"access_locality", r.access_locality ? nlohmann::json(*r.access_locality)
-                                                : nlohmann::json(nullptr)},
+          {"access_locality",
+           r.access_locality ? nlohmann::json(*r.access_locality) : nlohmann::json(nullptr)},
           {"pages_migrated", r.pages_migrated},
           {"bytes_migrated", r.bytes_migrated},
           {"migration_failures", r.migration_failures},
@@ -117,18 +118,18 @@ absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j) {
 std::string ReportsToTable(const std::vector<VmReport>& reports) {
   std::string out = absl::StrFormat("%-20s %-10s %-14s %5s %10s %-22s %-12s %8s %8s %9s %7s %8s\n",
                                     "VM", "kind", "managed by", "vCPUs", "memory", "memory/node",
-                                    "vCPUs/node", "place", "access", "migrated", "vmoves",
-                                    "cpu s");
+                                    "vCPUs/node", "place", "access", "migrated", "vmoves", "cpu s");
   for (const VmReport& r : reports) {
     std::vector<std::string> mem, vc;
     for (const auto& [n, b] : r.memory_per_node) mem.push_back(absl::StrCat(n, ":", FormatSize(b)));
     for (const auto& [n, v] : r.vcpus_per_node) vc.push_back(absl::StrCat(n, ":", v));
-    absl::StrAppend(&out, absl::StrFormat(
-        "%-20s %-10s %-14s %5d %10s %-22s %-12s %7.1f%% %8s %9s %7u %8.3f\n", r.name, r.kind,
-        r.manager, r.vcpus, FormatSize(r.memory_bytes), absl::StrJoin(mem, " "),
-        absl::StrJoin(vc, " "), 100 * r.placement_locality,
-        r.access_locality ? absl::StrFormat("%.1f%%", 100 * *r.access_locality) : "-",
-        FormatSize(r.bytes_migrated), r.vcpu_moves, r.balancer_cpu_seconds));
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "%-20s %-10s %-14s %5d %10s %-22s %-12s %7.1f%% %8s %9s %7u %8.3f\n", r.name,
+                  r.kind, r.manager, r.vcpus, FormatSize(r.memory_bytes), absl::StrJoin(mem, " "),
+                  absl::StrJoin(vc, " "), 100 * r.placement_locality,
+                  r.access_locality ? absl::StrFormat("%.1f%%", 100 * *r.access_locality) : "-",
+                  FormatSize(r.bytes_migrated), r.vcpu_moves, r.balancer_cpu_seconds));
     if (!r.status.empty()) absl::StrAppend(&out, "  ", r.name, ": ", r.status, "\n");
   }
   return out;
@@ -145,7 +146,8 @@ std::string ReportsToPrometheus(const std::vector<VmReport>& reports) {
       absl::StrAppend(&out, name, "{", Labels(r), "} ", get(r), "\n");
     };
   };
-  family("numavm_vm_vcpus", "gauge", "vCPUs of the VM.", plain([](const VmReport& r) { return r.vcpus; }));
+  family("numavm_vm_vcpus", "gauge", "vCPUs of the VM.",
+         plain([](const VmReport& r) { return r.vcpus; }));
   family("numavm_vm_memory_bytes", "gauge", "Guest memory size.",
          plain([](const VmReport& r) { return r.memory_bytes; }));
   family("numavm_vm_node_memory_bytes", "gauge", "Guest memory resident on each host node.",

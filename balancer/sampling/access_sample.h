@@ -14,10 +14,10 @@ enum class AccessKind : uint8_t { kRead, kWrite };
 inline constexpr int kUnknownVcpu = -1;
 
 struct AccessSample {
-  uint64_t gfn = 0;           // guest frame number (4 KiB pages)
+  uint64_t gfn = 0;  // guest frame number (4 KiB pages)
   int32_t vcpu = kUnknownVcpu;
   AccessKind kind = AccessKind::kWrite;
-  absl::Duration at;          // since the sampler's clock started
+  absl::Duration at;  // since the sampler's clock started
 };
 
 using AccessBatch = std::vector<AccessSample>;

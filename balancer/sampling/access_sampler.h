@@ -11,8 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "balancer/sampling/access_sample.h"
 #include "balancer/policy/scan_control.h"
+#include "balancer/sampling/access_sample.h"
 #include "balancer/sampling/scan_window.h"
 
 namespace numavm {
@@ -23,8 +23,8 @@ struct SamplerStats {
   uint64_t samples = 0;      // accesses reported (faults, dirty pages)
   uint64_t reads = 0;
   uint64_t writes = 0;
-  uint64_t unattributed = 0;  // samples with no vCPU (VM-wide or a VMM thread)
-  uint64_t windows = 0;       // scan periods completed
+  uint64_t unattributed = 0;       // samples with no vCPU (VM-wide or a VMM thread)
+  uint64_t windows = 0;            // scan periods completed
   std::vector<uint64_t> per_vcpu;  // samples by vCPU index
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads
   uint64_t ring_overruns = 0;      // dirty ring only: KVM ran past the ring's end

@@ -8,15 +8,13 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "base/errno_status.h"
 #include "balancer/sampling/dirty_logging.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
 
-absl::Status KvmError(absl::string_view what) {
-  return ErrnoStatus(errno, what);
-}
+absl::Status KvmError(absl::string_view what) { return ErrnoStatus(errno, what); }
 
 // KVM_CLEAR_DIRTY_LOG wants first_page and num_pages in multiples of 64,
 // except that num_pages may run to the end of the slot.
@@ -35,8 +33,7 @@ absl::StatusOr<std::unique_ptr<DirtyLogSampler>> DirtyLogSampler::Create(
       new DirtyLogSampler(vm_fd, std::move(ram), vcpus, std::move(clock)));
 }
 
-DirtyLogSampler::DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram, int vcpus,
-                                 Clock clock)
+DirtyLogSampler::DirtyLogSampler(int vm_fd, std::vector<GuestRamRegion> ram, int vcpus, Clock clock)
     : vm_fd_(vm_fd), ram_(std::move(ram)), clock_(std::move(clock)) {
   for (const GuestRamRegion& r : ram_) bitmaps_.emplace_back((r.pages() + 63) / 64, 0);
   stats_.per_vcpu.assign(vcpus, 0);
@@ -79,8 +76,8 @@ absl::Status DirtyLogSampler::ArmRanges(const std::vector<GfnRange>& window) {
     clear.num_pages = static_cast<uint32_t>(count);
     clear.dirty_bitmap = ones.data();
     if (::ioctl(vm_fd_, KVM_CLEAR_DIRTY_LOG, &clear) != 0) {
-      return KvmError(absl::StrCat("KVM_CLEAR_DIRTY_LOG slot ", r->slot, " pages ", first,
-                                   "+", count));
+      return KvmError(
+          absl::StrCat("KVM_CLEAR_DIRTY_LOG slot ", r->slot, " pages ", first, "+", count));
     }
     armed += range.count;
     armed_.push_back(range);
@@ -90,8 +87,7 @@ absl::Status DirtyLogSampler::ArmRanges(const std::vector<GfnRange>& window) {
   return absl::OkStatus();
 }
 
-absl::Status DirtyLogSampler::Harvest(const std::vector<GfnRange>& window,
-                                      AccessBatch& out) {
+absl::Status DirtyLogSampler::Harvest(const std::vector<GfnRange>& window, AccessBatch& out) {
   const absl::Duration now = clock_();
   uint64_t found = 0;
   for (size_t i = 0; i < ram_.size(); ++i) {

@@ -44,7 +44,7 @@ class DirtyLogSampler final : public AccessSampler {
   const int vm_fd_;
   const std::vector<GuestRamRegion> ram_;
   const Clock clock_;
-  std::vector<GfnRange> armed_;  // what the next Collect harvests
+  std::vector<GfnRange> armed_;                 // what the next Collect harvests
   std::vector<std::vector<uint64_t>> bitmaps_;  // one per slot
   bool logging_ = false;
 

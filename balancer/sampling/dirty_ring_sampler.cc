@@ -8,22 +8,20 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "base/errno_status.h"
 #include "balancer/sampling/dirty_logging.h"
 #include "balancer/sampling/thread_cpu.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
 
-absl::Status KvmError(absl::string_view what) {
-  return ErrnoStatus(errno, what);
-}
+absl::Status KvmError(absl::string_view what) { return ErrnoStatus(errno, what); }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DirtyRingSampler>> DirtyRingSampler::Create(
-    int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings,
-    Clock clock, absl::Duration drain_interval) {
+    int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings, Clock clock,
+    absl::Duration drain_interval) {
   for (size_t i = 0; i < rings.size(); ++i) {
     if (rings[i].entries == nullptr || rings[i].count == 0) {
       return absl::FailedPreconditionError(absl::StrCat(

@@ -42,8 +42,8 @@ class DirtyRingSampler final : public AccessSampler {
   // The VM must have been created with the ring enabled, `rings[i]` being
   // vCPU i's ring.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<DirtyRingSampler>> Create(
-      int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings,
-      Clock clock, absl::Duration drain_interval = absl::Milliseconds(5));
+      int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings, Clock clock,
+      absl::Duration drain_interval = absl::Milliseconds(5));
   ~DirtyRingSampler() override;
 
   absl::string_view name() const override { return "ring"; }
@@ -66,9 +66,8 @@ class DirtyRingSampler final : public AccessSampler {
   absl::Duration harvest_time() const;
 
  private:
-  DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram,
-                   std::vector<DirtyRingView> rings, Clock clock,
-                   absl::Duration drain_interval);
+  DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings,
+                   Clock clock, absl::Duration drain_interval);
   absl::Status SetLogging(bool on);
   // Harvests one ring into `pending_` (deduplicated per period).
   uint64_t HarvestRing(int vcpu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -89,7 +88,7 @@ class DirtyRingSampler final : public AccessSampler {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   AccessBatch pending_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<uint64_t> seen_ ABSL_GUARDED_BY(mu_);  // (gfn, vcpu) this period
-  std::vector<GfnRange> armed_ ABSL_GUARDED_BY(mu_);       // sorted
+  std::vector<GfnRange> armed_ ABSL_GUARDED_BY(mu_);         // sorted
   SamplerStats stats_ ABSL_GUARDED_BY(mu_);
   uint64_t entries_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration harvest_time_ ABSL_GUARDED_BY(mu_);

@@ -13,12 +13,12 @@ namespace numavm {
 inline constexpr uint64_t kGuestPageBytes = 4096;
 
 struct GuestRamRegion {
-  uint32_t slot = 0;          // KVM memory slot
-  uint64_t gpa = 0;           // guest-physical start
+  uint32_t slot = 0;  // KVM memory slot
+  uint64_t gpa = 0;   // guest-physical start
   uint64_t bytes = 0;
-  uint8_t* host = nullptr;    // host mapping
+  uint8_t* host = nullptr;                // host mapping
   uint64_t page_bytes = kGuestPageBytes;  // backing page size (2 MiB hugetlb)
-  bool shared_file = false;   // memfd or hugetlbfs (page cache backed)
+  bool shared_file = false;               // memfd or hugetlbfs (page cache backed)
 
   uint64_t first_gfn() const { return gpa / kGuestPageBytes; }
   uint64_t pages() const { return bytes / kGuestPageBytes; }

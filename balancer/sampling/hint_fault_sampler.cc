@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/errno_status.h"
 #include "balancer/sampling/thread_cpu.h"
+#include "base/errno_status.h"
 
 namespace numavm {
 namespace {
@@ -26,8 +26,9 @@ absl::Status Errno(absl::string_view what) {
   const int err = errno;
   absl::Status s = ErrnoStatus(err, what);
   if (err != EPERM) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(), " (hinting faults need CAP_SYS_PTRACE, "
-                                                          "or vm.unprivileged_userfaultfd=1)"));
+  return absl::Status(s.code(), absl::StrCat(s.message(),
+                                             " (hinting faults need CAP_SYS_PTRACE, "
+                                             "or vm.unprivileged_userfaultfd=1)"));
 }
 
 constexpr size_t kMessagesPerRead = 64;
@@ -83,8 +84,8 @@ absl::Status HintFaultSampler::Start() {
   const bool huge = !ram_.empty() && ram_[0].page_bytes > kGuestPageBytes;
   uffdio_api api{};
   api.api = UFFD_API;
-  api.features = UFFD_FEATURE_THREAD_ID |
-                 (huge ? UFFD_FEATURE_MINOR_HUGETLBFS : UFFD_FEATURE_MINOR_SHMEM);
+  api.features =
+      UFFD_FEATURE_THREAD_ID | (huge ? UFFD_FEATURE_MINOR_HUGETLBFS : UFFD_FEATURE_MINOR_SHMEM);
   if (::ioctl(uffd_, UFFDIO_API, &api) != 0) return Errno("UFFDIO_API (minor faults)");
   for (const GuestRamRegion& r : ram_) {
     uffdio_register reg{};
@@ -248,7 +249,10 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   absl::MutexLock lock(&mu_);
   pending_.push_back(s);
   ++stats_.samples;
-  if (s.kind == AccessKind::kWrite) ++stats_.writes; else ++stats_.reads;
+  if (s.kind == AccessKind::kWrite)
+    ++stats_.writes;
+  else
+    ++stats_.reads;
   if (s.vcpu >= 0 && s.vcpu < static_cast<int>(stats_.per_vcpu.size())) {
     ++stats_.per_vcpu[s.vcpu];
   } else {

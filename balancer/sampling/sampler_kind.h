@@ -21,10 +21,14 @@ inline absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
 
 inline absl::string_view SamplerKindName(SamplerKind kind) {
   switch (kind) {
-    case SamplerKind::kOff: return "off";
-    case SamplerKind::kHint: return "hint";
-    case SamplerKind::kRing: return "ring";
-    case SamplerKind::kDirtyLog: return "dirtylog";
+    case SamplerKind::kOff:
+      return "off";
+    case SamplerKind::kHint:
+      return "hint";
+    case SamplerKind::kRing:
+      return "ring";
+    case SamplerKind::kDirtyLog:
+      return "dirtylog";
   }
   return "?";
 }

@@ -66,7 +66,7 @@ class SamplingLoop final {
   AccessSampler& sampler_;
   const Consumer consumer_;
   const VcpuBusy vcpu_busy_;
-  absl::Duration last_busy_;  // sampling thread only
+  absl::Duration last_busy_;        // sampling thread only
   absl::Duration last_thread_cpu_;  // sampling thread only
   const ScanConfig scan_config_;
   std::optional<ScanControl> scan_;  // made at Start; then the sampling thread's

@@ -4,14 +4,13 @@
 
 namespace numavm {
 
-ScanWindow::ScanWindow(std::vector<GfnRange> ranges, uint64_t window_pages,
-                       uint64_t align_pages)
+ScanWindow::ScanWindow(std::vector<GfnRange> ranges, uint64_t window_pages, uint64_t align_pages)
     : ranges_(std::move(ranges)) {
   for (const GfnRange& r : ranges_) total_pages_ += r.count;
   if (align_pages == 0) align_pages = 1;
   window_pages = (window_pages + align_pages - 1) / align_pages * align_pages;
-  window_pages_ = std::clamp<uint64_t>(window_pages, std::min<uint64_t>(1, total_pages_),
-                                       total_pages_);
+  window_pages_ =
+      std::clamp<uint64_t>(window_pages, std::min<uint64_t>(1, total_pages_), total_pages_);
 }
 
 std::vector<GfnRange> ScanWindow::Next() {

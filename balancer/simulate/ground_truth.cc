@@ -6,8 +6,7 @@ namespace numavm {
 
 GroundTruth::GroundTruth(const Topology& topology, const WorkloadModel& workload,
                          std::vector<int> start_nodes, const ModelPlacementView& view)
-    : topology_(topology), workload_(workload), start_nodes_(std::move(start_nodes)),
-      view_(view) {
+    : topology_(topology), workload_(workload), start_nodes_(std::move(start_nodes)), view_(view) {
   // The oracle starts where first touch put the pages, run by run.
   const uint64_t pages = workload.working_set_pages();
   uint64_t first = 0;
@@ -90,8 +89,8 @@ void GroundTruth::Split(uint64_t at) {
 void GroundTruth::Reassign(GfnRange range, const std::function<int(int)>& to) {
   Split(range.first);
   Split(range.end());
-  for (auto it = oracle_.lower_bound(range.first);
-       it != oracle_.end() && it->first < range.end(); ++it) {
+  for (auto it = oracle_.lower_bound(range.first); it != oracle_.end() && it->first < range.end();
+       ++it) {
     it->second.second = to(it->second.second);
   }
 }

@@ -23,8 +23,8 @@ class GroundTruth {
  public:
   // `start_nodes`: the node each vCPU started on (where `best` keeps it).
   // The view must hold the first-touch placement and count per node.
-  GroundTruth(const Topology& topology, const WorkloadModel& workload,
-              std::vector<int> start_nodes, const ModelPlacementView& view);
+  GroundTruth(const Topology& topology, const WorkloadModel& workload, std::vector<int> start_nodes,
+              const ModelPlacementView& view);
 
   // Phase `p` is in force from now on.
   void SetPhase(size_t p);

@@ -11,7 +11,8 @@ namespace numavm {
 
 class SimRandom {
  public:
-  explicit SimRandom(uint64_t seed) : state_(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
+  explicit SimRandom(uint64_t seed)
+      : state_(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
 
   // splitmix64.
   uint64_t Next() {

@@ -121,10 +121,11 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
         const double rate = st.visits_per_second / st.range.count * st.write_fraction;
         if (rate <= 0) continue;
         const double p = -std::expm1(-rate * span);
-        stall_[st.vcpu] += costs_.write_protect_fault *
-                           (p * static_cast<double>(seg.range.count - armed_pages));
+        stall_[st.vcpu] +=
+            costs_.write_protect_fault * (p * static_cast<double>(seg.range.count - armed_pages));
         for (const GfnRange& r : inside) {
-          for (uint64_t g = Advance(r.first, r.end(), p); g < r.end(); g = Advance(g + 1, r.end(), p)) {
+          for (uint64_t g = Advance(r.first, r.end(), p); g < r.end();
+               g = Advance(g + 1, r.end(), p)) {
             Report({g, st.vcpu, AccessKind::kWrite, first_visit(rate)}, out);
           }
         }

@@ -153,12 +153,11 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
         phase = p;
         truth.SetPhase(p);
         speed = truth.Speeds(view.VcpuNodes());
-        phases.push_back({workload.phases()[p].label, absl::ToDoubleSeconds(a), truth.Best(),
-                          std::nullopt, 0});
+        phases.push_back(
+            {workload.phases()[p].label, absl::ToDoubleSeconds(a), truth.Best(), std::nullopt, 0});
       }
-      const absl::Duration b = p + 1 < workload.phases().size()
-                                   ? std::min(t1, workload.phases()[p + 1].start)
-                                   : t1;
+      const absl::Duration b =
+          p + 1 < workload.phases().size() ? std::min(t1, workload.phases()[p + 1].start) : t1;
       sampler.Run(workload.phases()[p], a, b, batch);
       for (int v = 0; v < options.vcpus; ++v) {
         if (!workload.Busy(p, v)) continue;
@@ -172,8 +171,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     for (int v = 0; v < options.vcpus; ++v) {
       // A vCPU cannot stall for longer than it ran: past that the model's
       // touches (which ignore the stall) overstate the faults.
-      const absl::Duration stalled =
-          std::min(sampler.stall()[v] - stall_before[v], run_time[v]);
+      const absl::Duration stalled = std::min(sampler.stall()[v] - stall_before[v], run_time[v]);
       stall_before[v] = sampler.stall()[v];
       r.stall_seconds += absl::ToDoubleSeconds(stalled);
       const double working = std::max(0.0, absl::ToDoubleSeconds(run_time[v] - stalled));
@@ -237,9 +235,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   r.bounces = view.bounces();
   r.vcpu_moves = r.counters.vcpu_moves;
   r.stall_seconds += absl::ToDoubleSeconds(arm_cost);
-  r.stall_share = busy_total > absl::ZeroDuration()
-                      ? r.stall_seconds / absl::ToDoubleSeconds(busy_total)
-                      : 0;
+  r.stall_share =
+      busy_total > absl::ZeroDuration() ? r.stall_seconds / absl::ToDoubleSeconds(busy_total) : 0;
   r.balancer_cpu_seconds = modelled_cpu;
   if (options.measure_cpu) r.balancer_cpu_seconds_measured = absl::ToDoubleSeconds(measured_cpu);
   r.series = Thin(std::move(series));

@@ -101,8 +101,8 @@ class Params {
 
  private:
   absl::Status Bad(const std::string& key, absl::string_view why) const {
-    return absl::InvalidArgumentError(absl::StrCat("workload ", spec_.shape, ": ", key, "=",
-                                                   spec_.params.at(key), ": ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload ", spec_.shape, ": ", key, "=", spec_.params.at(key), ": ", why));
   }
   const WorkloadSpec& spec_;
   std::set<std::string> used_;
@@ -145,7 +145,8 @@ void BuildSegments(WorkloadPhase& phase) {
 
 absl::StatusOr<WorkloadSpec> ParseWorkloadSpec(absl::string_view text) {
   WorkloadSpec spec;
-  std::pair<absl::string_view, absl::string_view> head = absl::StrSplit(text, absl::MaxSplits(':', 1));
+  std::pair<absl::string_view, absl::string_view> head =
+      absl::StrSplit(text, absl::MaxSplits(':', 1));
   spec.shape = std::string(head.first);
   if (spec.shape.empty()) return absl::InvalidArgumentError("--workload: no workload name");
   if (head.second.empty()) return spec;
@@ -164,8 +165,11 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadSpec(absl::string_view text) {
 }
 
 std::vector<std::string> WorkloadModel::ShapeNames() {
-  return {"numa01", "numa01_read", "numa01_thread_alloc", "numa02", "numa02_read", "numa02_smt",
-          "shared", "phase", "idle", "groups", "handover", "drift", "hot"};
+  return {"numa01", "numa01_read", "numa01_thread_alloc",
+          "numa02", "numa02_read", "numa02_smt",
+          "shared", "phase",       "idle",
+          "groups", "handover",    "drift",
+          "hot"};
 }
 
 absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int vcpus,
@@ -173,9 +177,8 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
   const std::vector<std::string> shapes = ShapeNames();
   const std::string& shape = spec.shape;
   if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", shape,
-                                                   "' (want one of ", absl::StrJoin(shapes, ", "),
-                                                   ")"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", shape, "' (want one of ",
+                                                   absl::StrJoin(shapes, ", "), ")"));
   }
   Params params(spec);
   WorkloadModel m;
@@ -184,20 +187,22 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
   absl::StatusOr<uint64_t> size = params.Size("size", guest_pages * kPageBytes);
   if (!size.ok()) return size.status();
   if (*size < kPageBytes || *size > guest_pages * kPageBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("workload ", shape, ": size=",
-                                                   FormatSize(*size), " must be 4 KiB to the "
-                                                   "guest's ", FormatSize(guest_pages * kPageBytes)));
+    return absl::InvalidArgumentError(absl::StrCat("workload ", shape, ": size=", FormatSize(*size),
+                                                   " must be 4 KiB to the "
+                                                   "guest's ",
+                                                   FormatSize(guest_pages * kPageBytes)));
   }
   absl::StatusOr<uint64_t> rate = params.Size("rate", 4ull << 30);
   if (!rate.ok()) return rate.status();
   if (*rate < kPageBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("workload ", shape, ": rate=",
-                                                   spec.params.at("rate"),
+    return absl::InvalidArgumentError(absl::StrCat("workload ", shape,
+                                                   ": rate=", spec.params.at("rate"),
                                                    ": want at least 4K (bytes per second)"));
   }
   const bool reads = shape == "numa01_read" || shape == "numa02_read";
-  absl::StatusOr<double> write =
-      params.Fraction("write", reads ? 0.0 : shape == "shared" ? 0.5 : 1.0);
+  absl::StatusOr<double> write = params.Fraction("write", reads               ? 0.0
+                                                          : shape == "shared" ? 0.5
+                                                                              : 1.0);
   if (!write.ok()) return write.status();
   absl::StatusOr<int> working = params.Count("vcpus", vcpus, vcpus);
   if (!working.ok()) return working.status();
@@ -219,8 +224,8 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
     WorkloadPhase* p = phase0("run");
     for (int v = 0; v < active; ++v) {
       const int g = v * n / active;
-      p->streams.push_back(b.Stream(v, shape == "numa01_thread_alloc" ? Slice(all, v, active)
-                                                                        : Slice(all, g, n)));
+      p->streams.push_back(
+          b.Stream(v, shape == "numa01_thread_alloc" ? Slice(all, v, active) : Slice(all, g, n)));
     }
   } else if (shape == "numa02" || shape == "numa02_read" || shape == "numa02_smt") {
     WorkloadPhase* p = phase0("run");
@@ -235,8 +240,8 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
     if (!at.ok()) return at.status();
     const int n = active >= 2 ? 2 : 1;
     for (int half = 0; half < 2; ++half) {
-      WorkloadPhase phase{half == 0 ? absl::ZeroDuration() : *at,
-                          half == 0 ? "phase-1" : "phase-2", {}, {}};
+      WorkloadPhase phase{
+          half == 0 ? absl::ZeroDuration() : *at, half == 0 ? "phase-1" : "phase-2", {}, {}};
       for (int v = 0; v < active; ++v) {
         const int g = v * n / active;
         const int first = group_first(g, n), members = group_first(g + 1, n) - first;
@@ -259,8 +264,8 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
     int total = 0;
     for (int w : weights) total += w;
     if (static_cast<int>(weights.size()) > active) {
-      return absl::InvalidArgumentError(absl::StrCat("workload groups: ", weights.size(),
-                                                     " groups need at least as many vCPUs"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload groups: ", weights.size(), " groups need at least as many vCPUs"));
     }
     // vCPUs and memory both in proportion to the weights; every group gets
     // at least one vCPU.
@@ -268,11 +273,13 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
     int vfirst = 0, wsum = 0;
     for (size_t g = 0; g < weights.size(); ++g) {
       wsum += weights[g];
-      int vend = std::max(vfirst + 1, static_cast<int>(static_cast<int64_t>(active) * wsum / total));
+      int vend =
+          std::max(vfirst + 1, static_cast<int>(static_cast<int64_t>(active) * wsum / total));
       vend = std::min(vend, active - static_cast<int>(weights.size() - g - 1));
       const uint64_t mfirst = all.count * (wsum - weights[g]) / total;
       const uint64_t mend = all.count * wsum / total;
-      for (int v = vfirst; v < vend; ++v) p->streams.push_back(b.Stream(v, {mfirst, mend - mfirst}));
+      for (int v = vfirst; v < vend; ++v)
+        p->streams.push_back(b.Stream(v, {mfirst, mend - mfirst}));
       vfirst = vend;
     }
   } else if (shape == "handover" || shape == "drift") {
@@ -285,9 +292,9 @@ absl::StatusOr<WorkloadModel> WorkloadModel::Build(const WorkloadSpec& spec, int
     if (!step.ok()) return step.status();
     const int64_t changes = static_cast<int64_t>(std::ceil(absl::FDivDuration(seconds, *every)));
     if (changes + 1 > static_cast<int64_t>(kMaxPhases)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "workload ", shape, ": every=", absl::FormatDuration(*every), " over ",
-          absl::FormatDuration(seconds), " makes more than ", kMaxPhases, " phases"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload ", shape, ": every=", absl::FormatDuration(*every), " over ",
+                       absl::FormatDuration(seconds), " makes more than ", kMaxPhases, " phases"));
     }
     const uint64_t slice = std::max<uint64_t>(1, all.count / active);
     for (int64_t k = 0; k <= changes; ++k) {

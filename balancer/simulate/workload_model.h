@@ -35,8 +35,8 @@ struct AccessStream {
 // A stretch of the guest where the same streams cover every page.
 struct Segment {
   GfnRange range;
-  std::vector<int> streams;       // indices into the phase's streams
-  double visits_per_page = 0;     // per second, all streams together
+  std::vector<int> streams;    // indices into the phase's streams
+  double visits_per_page = 0;  // per second, all streams together
 };
 
 struct WorkloadPhase {

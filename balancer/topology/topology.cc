@@ -14,8 +14,7 @@ namespace {
 // The value of `key` (e.g. "MemTotal:") in a node's meminfo, in bytes.
 uint64_t MeminfoValue(absl::string_view text, absl::string_view key) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    std::vector<absl::string_view> f =
-        absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipWhitespace());
     // "Node 0 MemTotal:  123 kB"
     for (size_t i = 0; i + 1 < f.size(); ++i) {
       uint64_t v = 0;
@@ -42,8 +41,7 @@ std::vector<int> Topology::CpuNodeIds() const {
   return ids;
 }
 
-absl::StatusOr<std::string> DirectorySysfsReader::Read(
-    absl::string_view relative_path) const {
+absl::StatusOr<std::string> DirectorySysfsReader::Read(absl::string_view relative_path) const {
   std::string path = absl::StrCat(root_, "/", relative_path);
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
@@ -120,8 +118,6 @@ absl::StatusOr<Topology> ReadTopology(const SysfsReader& reader) {
   return topology;
 }
 
-absl::StatusOr<Topology> ReadHostTopology() {
-  return ReadTopology(DirectorySysfsReader());
-}
+absl::StatusOr<Topology> ReadHostTopology() { return ReadTopology(DirectorySysfsReader()); }
 
 }  // namespace numavm

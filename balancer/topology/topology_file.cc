@@ -24,7 +24,8 @@ absl::StatusOr<uint64_t> SizeField(const toml::table& t, const char* key, absl::
   if (!text.ok()) return text.status();
   if (!*text) return Bad(source, absl::StrCat(where, ": ", key, " must be a size like \"16G\""));
   absl::StatusOr<uint64_t> bytes = ParseSize(**text);
-  if (!bytes.ok()) return TomlError(*t.get(key), absl::StrCat(where, ": ", bytes.status().message()), source);
+  if (!bytes.ok())
+    return TomlError(*t.get(key), absl::StrCat(where, ": ", bytes.status().message()), source);
   return *bytes;
 }
 
@@ -52,21 +53,21 @@ absl::Status ValidateTopology(const Topology& t) {
   }
   for (size_t i = 0; i < n; ++i) {
     if (t.distance[i].size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat("distance row ", i, " has ",
-                                                     t.distance[i].size(), " entries, not ", n));
+      return absl::InvalidArgumentError(
+          absl::StrCat("distance row ", i, " has ", t.distance[i].size(), " entries, not ", n));
     }
     for (size_t j = 0; j < n; ++j) {
       int d = t.distance[i][j];
       if (i == j ? d != 10 : (d <= 10 || d > kMaxDistance)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "distance[", i, "][", j, "] = ", d,
-            i == j ? ": a node's distance to itself must be 10"
-                   : absl::StrCat(": must be 11-", kMaxDistance)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("distance[", i, "][", j, "] = ", d,
+                         i == j ? ": a node's distance to itself must be 10"
+                                : absl::StrCat(": must be 11-", kMaxDistance)));
       }
       if (t.distance[j].size() == n && d != t.distance[j][i]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "distance[", i, "][", j, "] = ", d, " but distance[", j, "][", i, "] = ",
-            t.distance[j][i], ": the matrix must be symmetric"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("distance[", i, "][", j, "] = ", d, " but distance[", j, "][", i,
+                         "] = ", t.distance[j][i], ": the matrix must be symmetric"));
       }
     }
   }
@@ -77,7 +78,8 @@ absl::StatusOr<Topology> ParseTopologyToml(absl::string_view text, absl::string_
   absl::StatusOr<toml::table> parsed = ParseToml(text, source);
   if (!parsed.ok()) return parsed.status();
   const toml::table& root = *parsed;
-  if (absl::Status s = CheckTomlKeys(root, {"node", "distances"}, "the top level", source); !s.ok()) {
+  if (absl::Status s = CheckTomlKeys(root, {"node", "distances"}, "the top level", source);
+      !s.ok()) {
     return s;
   }
   Topology t;
@@ -88,7 +90,8 @@ absl::StatusOr<Topology> ParseTopologyToml(absl::string_view text, absl::string_
   for (size_t i = 0; i < nodes->size(); ++i) {
     const toml::table* node = (*nodes)[i].as_table();
     std::string where = absl::StrCat("[[node]] #", i + 1);
-    if (node == nullptr) return TomlError((*nodes)[i], absl::StrCat(where, " must be a table"), source);
+    if (node == nullptr)
+      return TomlError((*nodes)[i], absl::StrCat(where, " must be a table"), source);
     if (absl::Status s = CheckTomlKeys(*node, {"id", "cpus", "memory", "free"}, where, source);
         !s.ok()) {
       return s;
@@ -104,15 +107,18 @@ absl::StatusOr<Topology> ParseTopologyToml(absl::string_view text, absl::string_
     if (!cpus.ok()) return cpus.status();
     if (*cpus) {
       absl::StatusOr<std::vector<int>> list = ParseCpuList(**cpus);
-      if (!list.ok()) return TomlError(*node->get("cpus"), absl::StrCat(where, ": ", list.status().message()), source);
+      if (!list.ok())
+        return TomlError(*node->get("cpus"), absl::StrCat(where, ": ", list.status().message()),
+                         source);
       n.cpus = *std::move(list);
     }
     absl::StatusOr<uint64_t> memory = SizeField(*node, "memory", where, source);
     if (!memory.ok()) return memory.status();
     if (*memory == 0) {
       return TomlError(*node->get("memory"),
-                       absl::StrCat(where, ": memory must be more than 0 (leave a memory-less "
-                                           "node out and give its CPUs to the nearest node)"),
+                       absl::StrCat(where,
+                                    ": memory must be more than 0 (leave a memory-less "
+                                    "node out and give its CPUs to the nearest node)"),
                        source);
     }
     n.memory_bytes = *memory;
@@ -121,7 +127,8 @@ absl::StatusOr<Topology> ParseTopologyToml(absl::string_view text, absl::string_
       absl::StatusOr<uint64_t> free = SizeField(*node, "free", where, source);
       if (!free.ok()) return free.status();
       if (*free > n.memory_bytes) {
-        return TomlError(*node->get("free"), absl::StrCat(where, ": free is more than memory"), source);
+        return TomlError(*node->get("free"), absl::StrCat(where, ": free is more than memory"),
+                         source);
       }
       n.free_bytes = *free;
     }
@@ -135,9 +142,11 @@ absl::StatusOr<Topology> ParseTopologyToml(absl::string_view text, absl::string_
       return s;
     }
     const toml::node* m = (*distances)->get("matrix");
-    if (m == nullptr) return TomlError(**distances, "[distances] needs matrix = [[...], ...]", source);
+    if (m == nullptr)
+      return TomlError(**distances, "[distances] needs matrix = [[...], ...]", source);
     matrix = m->as_array();
-    if (matrix == nullptr) return TomlError(*m, "distances.matrix must be an array of arrays", source);
+    if (matrix == nullptr)
+      return TomlError(*m, "distances.matrix must be an array of arrays", source);
   }
   if (matrix == nullptr) {
     // Two levels only: 10 local, 20 remote.
@@ -146,7 +155,8 @@ absl::StatusOr<Topology> ParseTopologyToml(absl::string_view text, absl::string_
   } else {
     for (const toml::node& row : *matrix) {
       const toml::array* r = row.as_array();
-      if (r == nullptr) return TomlError(row, "distances.matrix must be an array of arrays", source);
+      if (r == nullptr)
+        return TomlError(row, "distances.matrix must be an array of arrays", source);
       std::vector<int> out;
       for (const toml::node& v : *r) {
         if (!v.is_integer() || **v.as_integer() < 0 || **v.as_integer() > kMaxDistance) {

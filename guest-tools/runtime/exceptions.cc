@@ -53,8 +53,7 @@ void SetTssDescriptor(uint32_t vcpu) {
   const uint64_t kAvailableTss64 = 0x9, kPresent = 1ull << 47;
   gdt[kFirstTssEntry + 2 * vcpu] = (limit & 0xffff) | ((base & 0xffffff) << 16) |
                                    (kAvailableTss64 << 40) | kPresent |
-                                   (((limit >> 16) & 0xf) << 48) |
-                                   (((base >> 24) & 0xff) << 56);
+                                   (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
   gdt[kFirstTssEntry + 2 * vcpu + 1] = base >> 32;
 }
 
@@ -67,11 +66,15 @@ void InstallExceptionHandlers(uint32_t vcpu) {
   for (uint32_t i = 0; i < kFirstTssEntry; ++i) gdt[i] = vmm_gdt[i];
   for (uint32_t v = 0; v < 32; ++v) {
     const uint64_t at = kExceptionStubs[v];
-    idt[v] = IdtGate{static_cast<uint16_t>(at), kCodeSelector, 1, 0x8e,
-                     static_cast<uint16_t>(at >> 16), static_cast<uint32_t>(at >> 32), 0};
+    idt[v] = IdtGate{static_cast<uint16_t>(at),
+                     kCodeSelector,
+                     1,
+                     0x8e,
+                     static_cast<uint16_t>(at >> 16),
+                     static_cast<uint32_t>(at >> 32),
+                     0};
   }
-  tss[vcpu].ist[0] = reinterpret_cast<uint64_t>(&exception_stacks[vcpu][0]) +
-                     kExceptionStackBytes;
+  tss[vcpu].ist[0] = reinterpret_cast<uint64_t>(&exception_stacks[vcpu][0]) + kExceptionStackBytes;
   tss[vcpu].io_map_base = sizeof(Tss);
   SetTssDescriptor(vcpu);
 
@@ -93,8 +96,8 @@ extern "C" [[noreturn]] void ReportException(uint64_t vector, uint64_t error, ui
                                              uint64_t cr2, uint64_t rsp) {
   uint64_t here;
   __asm__ volatile("mov %%rsp, %0" : "=r"(here));
-  const uint64_t vcpu = (here - reinterpret_cast<uint64_t>(guest::exception_stacks)) /
-                        guest::kExceptionStackBytes;
+  const uint64_t vcpu =
+      (here - reinterpret_cast<uint64_t>(guest::exception_stacks)) / guest::kExceptionStackBytes;
   auto* box = reinterpret_cast<numavm::abi::Mailbox*>(numavm::abi::kMailboxBase +
                                                       vcpu * numavm::abi::kMailboxBytes);
   box->u64[0] = error;

@@ -24,13 +24,10 @@ Mailbox* MyMailbox() {
   uint64_t rsp;
   __asm__ volatile("mov %%rsp, %0" : "=r"(rsp));
   uint64_t index = (rsp - numavm::abi::kStackBase) / numavm::abi::kStackBytes;
-  return reinterpret_cast<Mailbox*>(numavm::abi::kMailboxBase +
-                                    index * numavm::abi::kMailboxBytes);
+  return reinterpret_cast<Mailbox*>(numavm::abi::kMailboxBase + index * numavm::abi::kMailboxBytes);
 }
 
-const BootInfo* Boot() {
-  return reinterpret_cast<const BootInfo*>(numavm::abi::kBootInfoAddress);
-}
+const BootInfo* Boot() { return reinterpret_cast<const BootInfo*>(numavm::abi::kBootInfoAddress); }
 
 void CopyText(char* dst, const char* src, size_t capacity) {
   size_t i = 0;
@@ -161,10 +158,17 @@ uint64_t ArgU64(const char* key, uint64_t fallback) {
     }
     if (!any) return fallback;
     switch (*p) {
-      case 'K': case 'k': return v << 10;
-      case 'M': case 'm': return v << 20;
-      case 'G': case 'g': return v << 30;
-      default: return v;
+      case 'K':
+      case 'k':
+        return v << 10;
+      case 'M':
+      case 'm':
+        return v << 20;
+      case 'G':
+      case 'g':
+        return v << 30;
+      default:
+        return v;
     }
   }
   return fallback;
@@ -206,11 +210,10 @@ extern "C" void* memcpy(void* dst, const void* src, size_t n) {
   return dst;
 }
 
-extern "C" [[noreturn]] void RuntimeEntry(uint64_t vcpu,
-                                          const numavm::abi::BootInfo* boot) {
+extern "C" [[noreturn]] void RuntimeEntry(uint64_t vcpu, const numavm::abi::BootInfo* boot) {
   guest::InstallExceptionHandlers(static_cast<uint32_t>(vcpu));
   __asm__ volatile("outl %0, %1" ::"a"(0u), "Nd"(numavm::abi::kPortStarted));
-  guest::Env env{static_cast<uint32_t>(vcpu), boot->vcpu_count, boot,
-                 boot->heap_start, boot->heap_end};
+  guest::Env env{static_cast<uint32_t>(vcpu), boot->vcpu_count, boot, boot->heap_start,
+                 boot->heap_end};
   guest::Exit(static_cast<uint32_t>(WorkloadMain(env)));
 }

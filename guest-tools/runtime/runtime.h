@@ -9,8 +9,8 @@
 namespace guest {
 
 struct Env {
-  uint32_t vcpu;    // this vCPU's index
-  uint32_t vcpus;   // vCPUs in the VM
+  uint32_t vcpu;   // this vCPU's index
+  uint32_t vcpus;  // vCPUs in the VM
   const numavm::abi::BootInfo* boot;
   uint64_t heap_start;  // free guest memory [heap_start, heap_end)
   uint64_t heap_end;

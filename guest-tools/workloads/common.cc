@@ -44,8 +44,7 @@ bool WorkBudget::StartPass() {
   return !deadline_.Passed();
 }
 
-void WritePass(const Region& r, uint64_t value, ProgressMeter& meter,
-               const WorkBudget& budget) {
+void WritePass(const Region& r, uint64_t value, ProgressMeter& meter, const WorkBudget& budget) {
   uint64_t* words = r.words();
   const uint64_t step = Stride() / 8;
   for (uint64_t base = 0; base < r.bytes; base += kChunkBytes) {

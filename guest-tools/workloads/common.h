@@ -68,8 +68,7 @@ class WorkBudget {
 // Passes over `r` touching one word every Stride() bytes, in 1 MiB chunks;
 // each chunk counts as its bytes of memory traffic. They return early when
 // the budget runs out mid-pass.
-void WritePass(const Region& r, uint64_t value, ProgressMeter& meter,
-               const WorkBudget& budget);
+void WritePass(const Region& r, uint64_t value, ProgressMeter& meter, const WorkBudget& budget);
 uint64_t ReadPass(const Region& r, ProgressMeter& meter, const WorkBudget& budget);
 // Touches every page of `r` once (the first touch decides placement).
 void TouchPages(const Region& r);

@@ -2,6 +2,6 @@
 #include "workloads/streaming.h"
 
 int WorkloadMain(const guest::Env& env) {
-  return guest::RunStreaming(
-      env, {guest::Sharing::kSlice, guest::Access::kWrite, /*half_vcpus=*/false});
+  return guest::RunStreaming(env,
+                             {guest::Sharing::kSlice, guest::Access::kWrite, /*half_vcpus=*/false});
 }

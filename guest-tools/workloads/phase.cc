@@ -11,16 +11,14 @@ int WorkloadMain(const guest::Env& env) {
   const uint32_t groups = env.vcpus >= 2 ? 2 : 1;
   const uint32_t group = env.vcpu * groups / env.vcpus;
   const uint32_t group_first = (group * env.vcpus + groups - 1) / groups;
-  const uint32_t group_size =
-      ((group + 1) * env.vcpus + groups - 1) / groups - group_first;
+  const uint32_t group_size = ((group + 1) * env.vcpus + groups - 1) / groups - group_first;
   const guest::Region a = guest::Slice(all, 0, 2);
   const guest::Region b = guest::Slice(all, 1, 2);
   if (env.vcpu == 0) {
     const uint32_t second = (env.vcpus + 1) / 2;
     guest::Layout(a.start, a.bytes, guest::MaskOf(0, second));
     guest::Layout(b.start, b.bytes,
-                  groups == 2 ? guest::MaskOf(second, env.vcpus - second)
-                              : guest::MaskOf(0, 1));
+                  groups == 2 ? guest::MaskOf(second, env.vcpus - second) : guest::MaskOf(0, 1));
     guest::Phase("first-touch");
     guest::TouchPages(all);
   }
@@ -32,8 +30,7 @@ int WorkloadMain(const guest::Env& env) {
   for (int half = 0; half < 2; ++half) {
     if (env.vcpu == 0) guest::Phase(half == 0 ? "phase-1" : "phase-2");
     const bool use_a = (group == 0) == (half == 0);
-    const guest::Region target =
-        guest::Slice(use_a ? a : b, env.vcpu - group_first, group_size);
+    const guest::Region target = guest::Slice(use_a ? a : b, env.vcpu - group_first, group_size);
     guest::WorkBudget budget(env, 10, /*share=*/2);
     for (uint64_t pass = 1; budget.StartPass(); ++pass) {
       guest::WritePass(target, pass, meter, budget);

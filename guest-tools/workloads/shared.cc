@@ -6,7 +6,7 @@
 namespace {
 guest::Barrier g_start;
 constexpr uint64_t kPagesPerCheck = 256;
-}
+}  // namespace
 
 int WorkloadMain(const guest::Env& env) {
   const guest::Region all = guest::WorkingSet(env);

@@ -25,8 +25,7 @@ Team MakeTeam(const Env& env, const StreamingShape& shape) {
 }
 
 // The memory vCPU `vcpu` streams over.
-Region TargetOf(const Region& all, const Team& team, Sharing sharing,
-                uint32_t vcpu) {
+Region TargetOf(const Region& all, const Team& team, Sharing sharing, uint32_t vcpu) {
   switch (sharing) {
     case Sharing::kGroupRegion:
       return Slice(all, team.GroupOf(vcpu), team.groups);

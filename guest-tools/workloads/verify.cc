@@ -46,8 +46,8 @@ int WorkloadMain(const guest::Env& env) {
       uint64_t found = words[i];
       if (found == expected) continue;
       if (mismatches++ < kMaxPrinted) {
-        guest::Printf("verify: vcpu %u gpa 0x%lx expected 0x%lx found 0x%lx\n",
-                      env.vcpu, mine.start + i * 8, expected, found);
+        guest::Printf("verify: vcpu %u gpa 0x%lx expected 0x%lx found 0x%lx\n", env.vcpu,
+                      mine.start + i * 8, expected, found);
       }
     }
     meter.Add(mine.bytes);

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/host_placement_view.h"
 #include "balancer/sampling/dirty_log_sampler.h"
 #include "balancer/sampling/dirty_ring_sampler.h"
 #include "balancer/sampling/hint_fault_sampler.h"
-#include "balancer/host_placement_view.h"
 #include "balancer/sampling/sampling_loop.h"
 #include "balancer/vm_balancer.h"
 #include "cli/sampling_setup.h"
@@ -45,8 +45,8 @@ void HintRoundTrip() {
   constexpr uint64_t kBytes = 64ull << 20;
   int fd = memfd_create("bench", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, kBytes) != 0) Die(absl::InternalError("memfd"));
-  auto* mem = static_cast<uint8_t*>(
-      mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  auto* mem =
+      static_cast<uint8_t*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
   for (uint64_t off = 0; off < kBytes; off += 4096) mem[off] = 1;  // populate
   GuestRamRegion r{0, 0, kBytes, mem, 4096, true};
   auto start = std::chrono::steady_clock::now();
@@ -54,7 +54,9 @@ void HintRoundTrip() {
   auto sampler = HintFaultSampler::Create({r}, 1, nullptr, clock);
   if (!sampler.ok()) Die(sampler.status());
   if (absl::Status s = (*sampler)->Start(); !s.ok()) Die(s);
-  if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
+  if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()});
+      !s.ok())
+    Die(s);
   std::vector<double> micros;
   volatile uint64_t sink = 0;
   for (int round = 0; round < 4; ++round) {
@@ -62,21 +64,23 @@ void HintRoundTrip() {
       auto t0 = std::chrono::steady_clock::now();
       sink = sink + mem[off];
       micros.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-              .count());
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     AccessBatch batch;
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
-    if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
+    if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()});
+        !s.ok())
+      Die(s);
   }
   std::vector<absl::Duration> service = (*sampler)->TakeServiceTimes();
   std::vector<double> service_us;
   for (absl::Duration d : service) service_us.push_back(absl::ToDoubleMicroseconds(d));
   (*sampler)->Stop();
-  std::printf("hint fault round trip (host thread, %zu faults): median %.1f us, p99 %.1f us; "
-              "handler share median %.1f us\n",
-              micros.size(), Percentile(micros, 0.5), Percentile(micros, 0.99),
-              Percentile(service_us, 0.5));
+  std::printf(
+      "hint fault round trip (host thread, %zu faults): median %.1f us, p99 %.1f us; "
+      "handler share median %.1f us\n",
+      micros.size(), Percentile(micros, 0.5), Percentile(micros, 0.99),
+      Percentile(service_us, 0.5));
   munmap(mem, kBytes);
   close(fd);
 }
@@ -112,8 +116,8 @@ VmRun RunVm(const std::string& payload, SamplerKind kind, int seconds, uint64_t 
   absl::StatusOr<Topology> topology = ReadHostTopology();
   if (!topology.ok()) Die(topology.status());
   RateLimiter limiter(256ull << 20, 256ull << 20, absl::ZeroDuration());
-  HostPlacementView view(*topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); },
-                         &limiter);
+  HostPlacementView view(
+      *topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); }, &limiter);
   VmBalancer balancer(balance, *topology, options.vm.vcpus, (*vm)->memory().total_bytes() / 4096,
                       view);
   SamplingLoop::Consumer consumer;
@@ -154,15 +158,16 @@ void DirtyLogCost() {
   options.sampling.sampler = SamplerKind::kDirtyLog;
   options.sampling.window_bytes = kMemory;
   if (absl::Status s = NormalizeVmConfig(options.vm); !s.ok()) Die(s);
-  absl::StatusOr<ElfPayload> elf =
-      ReadElfPayload(absl::StrCat(NUMAVM_PAYLOAD_DIR, "/numa02.elf"));
+  absl::StatusOr<ElfPayload> elf = ReadElfPayload(absl::StrCat(NUMAVM_PAYLOAD_DIR, "/numa02.elf"));
   if (!elf.ok()) Die(elf.status());
   auto vm = VirtualMachine::Create(options.vm, *elf, nullptr);
   if (!vm.ok()) Die(vm.status());
   auto sampler = CreateSampler(options.sampling, **vm);
   if (!sampler.ok()) Die(sampler.status());
   if (absl::Status s = (*sampler)->Start(); !s.ok()) Die(s);
-  if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
+  if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()});
+      !s.ok())
+    Die(s);
   std::thread runner([&] { (*vm)->Run(); });
   std::vector<double> ms;
   for (int i = 0; i < 30; ++i) {
@@ -170,9 +175,11 @@ void DirtyLogCost() {
     AccessBatch batch;
     auto t0 = std::chrono::steady_clock::now();
     if (absl::Status s = (*sampler)->Collect(batch); !s.ok()) Die(s);
-    if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()}); !s.ok()) Die(s);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count());
+    if (absl::Status s = (*sampler)->Arm(ScanPlan{(*sampler)->Coverage(), (*sampler)->Coverage()});
+        !s.ok())
+      Die(s);
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   runner.join();
   (*sampler)->Stop();
@@ -195,11 +202,11 @@ int main(int argc, char** argv) {
     HintRoundTrip();
     DirtyLogCost();
   }
-  std::printf("\nthroughput with each sampler (window %s, period 1 s) / off;\n"
-              "2 vCPUs, 64 MiB working set, %d s per run, steady state; runs interleaved,\n"
-              "%d repeats, median ratio (min-max):\n",
-              window ? absl::StrCat(window >> 20, " MiB").c_str() : "default", seconds,
-              kRepeats);
+  std::printf(
+      "\nthroughput with each sampler (window %s, period 1 s) / off;\n"
+      "2 vCPUs, 64 MiB working set, %d s per run, steady state; runs interleaved,\n"
+      "%d repeats, median ratio (min-max):\n",
+      window ? absl::StrCat(window >> 20, " MiB").c_str() : "default", seconds, kRepeats);
   std::printf("%-12s %-9s %8s %15s %10s %10s %12s\n", "payload", "sampler", "MiB/s", "ratio",
               "samples", "armed", "sampler CPU");
   const SamplerKind kinds[] = {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog,
@@ -221,8 +228,7 @@ int main(int argc, char** argv) {
     std::printf("%-12s %-9s %8.2f %15s %10s %10s %12s\n", payload, "off",
                 Percentile(off_rates, 0.5) / (1 << 20), "1", "-", "-", "-");
     for (int k = balance_only ? 3 : 0; k < 4; ++k) {
-      std::printf("%-12s %-9s %8.2f %5.3f (%.3f-%.3f) %10lu %10lu %9.1f ms\n", payload,
-                  names[k],
+      std::printf("%-12s %-9s %8.2f %5.3f (%.3f-%.3f) %10lu %10lu %9.1f ms\n", payload, names[k],
                   last[k].bytes_per_second / (1 << 20), Percentile(ratios[k], 0.5),
                   Percentile(ratios[k], 0), Percentile(ratios[k], 1),
                   static_cast<unsigned long>(last[k].stats.samples),

@@ -15,8 +15,7 @@
 namespace numavm {
 namespace {
 
-RunOutcome RunVm(const std::string& payload, int vcpus, uint64_t memory,
-                 const std::string& args) {
+RunOutcome RunVm(const std::string& payload, int vcpus, uint64_t memory, const std::string& args) {
   absl::StatusOr<ElfPayload> elf =
       ReadElfPayload(absl::StrCat(NUMAVM_PAYLOAD_DIR, "/", payload, ".elf"));
   if (!elf.ok()) {
@@ -53,7 +52,11 @@ void BM_StartupToFirstInstruction(benchmark::State& state) {
   state.SetLabel(absl::StrCat(state.range(0), " MiB guest"));
 }
 BENCHMARK(BM_StartupToFirstInstruction)
-    ->Arg(512)->Arg(4096)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+    ->Arg(512)
+    ->Arg(4096)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(10);
 
 // Steady-state bytes per second of each vCPU (first touch excluded).
 void GuestBandwidth(benchmark::State& state, const std::string& payload) {
@@ -75,8 +78,7 @@ void GuestBandwidth(benchmark::State& state, const std::string& payload) {
     }
     state.counters["per_vcpu_MiB/s"] = total / vcpus / (1 << 20);
   }
-  state.SetLabel(absl::StrCat(payload, ", ", vcpus, " vCPUs, ", size_mib,
-                              " MiB, stride 64"));
+  state.SetLabel(absl::StrCat(payload, ", ", vcpus, " vCPUs, ", size_mib, " MiB, stride 64"));
 }
 void BM_Numa02Bandwidth(benchmark::State& state) { GuestBandwidth(state, "numa02"); }
 void BM_Numa02ReadBandwidth(benchmark::State& state) { GuestBandwidth(state, "numa02_read"); }

@@ -11,12 +11,11 @@
 #ifndef NUMAVM_TESTS_INTEGRATION_LIBVIRT_ENV_H_
 #define NUMAVM_TESTS_INTEGRATION_LIBVIRT_ENV_H_
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/status/statusor.h"
 #include "balancer/libvirt/libvirt_api.h"

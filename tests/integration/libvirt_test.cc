@@ -1,10 +1,10 @@
 // numavm attach / detach / report / daemon against a real libvirt daemon
 // and real QEMU (TCG) domains with memfd and anonymous RAM.
-#include <signal.h>
-#include <unistd.h>
-
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <numaif.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -13,8 +13,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -109,8 +107,8 @@ TEST_P(AttachTest, PinsReportsAndRestoresTheOriginalPinning) {
   ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
   ASSERT_EQ(Pinning(dom)[0], original);
 
-  BackgroundNumavm attach({"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval",
-                           "200ms"});
+  BackgroundNumavm attach(
+      {"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
   // On this host the home node is node 0, whose CPUs are all CPUs.
   ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << attach.err();
   EXPECT_EQ(Pinning(dom)[1], AllCpus());
@@ -123,7 +121,8 @@ TEST_P(AttachTest, PinsReportsAndRestoresTheOriginalPinning) {
   EXPECT_EQ((*vm)["vcpus"], 2);
   EXPECT_EQ((*vm)["memory_bytes"], uint64_t{kMemoryMib} << 20);
   uint64_t resident = 0;
-  for (const auto& [node, bytes] : (*vm)["memory_per_node"].items()) resident += bytes.get<uint64_t>();
+  for (const auto& [node, bytes] : (*vm)["memory_per_node"].items())
+    resident += bytes.get<uint64_t>();
   EXPECT_EQ(resident, uint64_t{kMemoryMib} << 20) << "all RAM was allocated at start";
   EXPECT_DOUBLE_EQ((*vm)["placement_locality"].get<double>(), 1.0);
   EXPECT_GE((*vm)["vcpu_moves"].get<int>(), 1);
@@ -181,8 +180,8 @@ TEST_F(LibvirtTest, ADomainDestroyedMidAttachIsDroppedAndNothingElseIsDisturbed)
   LibvirtDomain other = Domain("anon");
   const std::vector<int> original = {0};
   ASSERT_TRUE(other.PinVcpu(1, original, HostCpus()).ok());
-  BackgroundNumavm attach({"attach", doomed.name(), other.name(), "--connect",
-                           LibvirtEnv::uri(), "--interval", "200ms"});
+  BackgroundNumavm attach({"attach", doomed.name(), other.name(), "--connect", LibvirtEnv::uri(),
+                           "--interval", "200ms"});
   ASSERT_TRUE(Eventually([&] { return Pinning(other)[1] == AllCpus(); })) << attach.err();
   ASSERT_TRUE(doomed.Destroy().ok());
   ASSERT_TRUE(Eventually([&] {
@@ -262,18 +261,16 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
 
   // SIGHUP: a broken config is refused and the old one kept; a good one is
   // taken.
-  {
-    std::ofstream(config.path()) << "[daemon]\nmode = \"sideways\"\n";
-  }
+  { std::ofstream(config.path()) << "[daemon]\nmode = \"sideways\"\n"; }
   daemon.Signal(SIGHUP);
-  ASSERT_TRUE(Eventually([&] { return daemon.err().find("config not reloaded") != std::string::npos; }))
-      << daemon.err();
-  {
-    std::ofstream(config.path()) << "[daemon]\nmode = \"advise\"\ninterval = \"200ms\"\n";
-  }
+  ASSERT_TRUE(Eventually([&] {
+    return daemon.err().find("config not reloaded") != std::string::npos;
+  })) << daemon.err();
+  { std::ofstream(config.path()) << "[daemon]\nmode = \"advise\"\ninterval = \"200ms\"\n"; }
   daemon.Signal(SIGHUP);
-  ASSERT_TRUE(Eventually([&] { return daemon.err().find("config reloaded (advise") != std::string::npos; }))
-      << daemon.err();
+  ASSERT_TRUE(Eventually([&] {
+    return daemon.err().find("config reloaded (advise") != std::string::npos;
+  })) << daemon.err();
   nlohmann::json report = ReportJson();
   ASSERT_NE(Find(report, dom.name()), nullptr);
   EXPECT_EQ((*Find(report, dom.name()))["mode"], "advise");
@@ -293,8 +290,8 @@ TEST_F(LibvirtTest, TheDaemonRidesOutALibvirtdRestartAndStillRestoresTheOriginal
   const std::string name = dom.name();
   const std::vector<int> original = {HostCpus() - 1};
   ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
-  BackgroundNumavm daemon({"daemon", "--connect", LibvirtEnv::uri(), "--domain", name,
-                           "--interval", "200ms", "--metrics-port", "0"});
+  BackgroundNumavm daemon({"daemon", "--connect", LibvirtEnv::uri(), "--domain", name, "--interval",
+                           "200ms", "--metrics-port", "0"});
   ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << daemon.err();
 
   absl::Status restarted = LibvirtEnv::RestartLibvirtd();
@@ -303,9 +300,9 @@ TEST_F(LibvirtTest, TheDaemonRidesOutALibvirtdRestartAndStillRestoresTheOriginal
   absl::StatusOr<LibvirtDomain> again = LibvirtEnv::connection().Lookup(name);
   ASSERT_TRUE(again.ok()) << again.status();
   ASSERT_TRUE(again->active()) << "libvirtd's restart must not stop the domain";
-  ASSERT_TRUE(Eventually([&] {
-    return daemon.err().find("reconnected to libvirt") != std::string::npos;
-  }, 60)) << daemon.err();
+  ASSERT_TRUE(Eventually(
+      [&] { return daemon.err().find("reconnected to libvirt") != std::string::npos; }, 60))
+      << daemon.err();
   EXPECT_EQ(daemon.err().find("no longer balanced"), std::string::npos) << daemon.err();
   nlohmann::json report = ReportJson();
   const nlohmann::json* vm = Find(report, name);

@@ -18,8 +18,9 @@ class HostileTest : public ::testing::Test {
     if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
   }
   ProcessResult Run(const std::string& hostile, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"run", "--payload", testing::PayloadPath(hostile),
-                                     "--memory", "32M", "--report=json", "--quiet-console"};
+    std::vector<std::string> args = {
+        "run",           "--payload",      testing::PayloadPath(hostile), "--memory", "32M",
+        "--report=json", "--quiet-console"};
     args.insert(args.end(), extra.begin(), extra.end());
     ProcessResult r = RunNumavm(args);
     EXPECT_EQ(r.term_signal, 0) << "numavm died from a signal";

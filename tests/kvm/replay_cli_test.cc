@@ -19,10 +19,10 @@ using testing::TempFile;
 TEST(ReplayCli, ARecordedStreamReplaysAndMovesPages) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
   TempFile trace("w.trace", "");
-  ProcessResult run = RunNumavm({"run", "--quiet-console", "--timeout", "300s", "--payload",
-                                 "numa02", "--vcpus", "2", "--memory", "64M", "--scan-window",
-                                 "64M", "--scan-period", "200ms", "--record", trace.path(), "--",
-                                 "size=8M", "seconds=10"});
+  ProcessResult run =
+      RunNumavm({"run", "--quiet-console", "--timeout", "300s", "--payload", "numa02", "--vcpus",
+                 "2", "--memory", "64M", "--scan-window", "64M", "--scan-period", "200ms",
+                 "--record", trace.path(), "--", "size=8M", "seconds=10"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("access stream recorded in"), std::string::npos) << run.out;
   ProcessResult r = RunNumavm({"replay", trace.path(), "--report=json", "--topology",
@@ -57,8 +57,8 @@ TEST(ReplayCli, BadTracesAndTopologiesAreClearErrors) {
   TempFile good("good.trace", "numavm-trace 1\nvm vcpus=1 pages=16\nb 5 1.0.w\n");
   ProcessResult t = RunNumavm({"replay", good.path(), "--topology", good.path()});
   EXPECT_EQ(t.exit_code, 2) << "a trace is not a topology";
-  ProcessResult f = RunNumavm({"replay", good.path(), "--topology", topology,
-                               "--first-touch", "everywhere"});
+  ProcessResult f =
+      RunNumavm({"replay", good.path(), "--topology", topology, "--first-touch", "everywhere"});
   EXPECT_EQ(f.exit_code, 2);
   EXPECT_NE(f.err.find("unknown first-touch model 'everywhere'"), std::string::npos) << f.err;
   ProcessResult ok = RunNumavm({"replay", good.path(), "--topology", topology});

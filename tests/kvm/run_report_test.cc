@@ -1,15 +1,12 @@
 // The report of `numavm run`: the acceptance command of the bundled-VMM
 // issue, and what each report format carries.
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include <unistd.h>
 
 #include <csignal>
-
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/numavm_process.h"
 
@@ -26,9 +23,8 @@ class RunReportTest : public ::testing::Test {
 };
 
 TEST_F(RunReportTest, Numa02JsonHasPerVcpuThroughputAndMemoryPerNode) {
-  testing::ProcessResult r =
-      RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "512M",
-                 "--report=json"});
+  testing::ProcessResult r = RunNumavm(
+      {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "512M", "--report=json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["end"], "completed");
@@ -51,9 +47,8 @@ TEST_F(RunReportTest, Numa02JsonHasPerVcpuThroughputAndMemoryPerNode) {
 }
 
 TEST_F(RunReportTest, TableNamesEveryVcpuAndNode) {
-  testing::ProcessResult r =
-      RunNumavm({"run", "--payload", "numa01", "--vcpus", "2", "--memory", "32M",
-                 "--quiet-console", "--", "size=2M", "iterations=1"});
+  testing::ProcessResult r = RunNumavm({"run", "--payload", "numa01", "--vcpus", "2", "--memory",
+                                        "32M", "--quiet-console", "--", "size=2M", "iterations=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("end:       completed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n0 "), std::string::npos) << r.out;
@@ -63,9 +58,8 @@ TEST_F(RunReportTest, TableNamesEveryVcpuAndNode) {
 
 TEST_F(RunReportTest, GuestCellsAreDescribedToThePayload) {
   testing::ProcessResult r =
-      RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--cell", "16M:0",
-                 "--cell", "16M:1", "--report=json", "--quiet-console", "--", "size=2M",
-                 "iterations=1"});
+      RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--cell", "16M:0", "--cell", "16M:1",
+                 "--report=json", "--quiet-console", "--", "size=2M", "iterations=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["memory_bytes"], 32ull << 20);
@@ -106,10 +100,9 @@ namespace {
 
 TEST(LiveStatsTest, StatsIntervalPrintsWhileTheVmRuns) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  testing::ProcessResult r =
-      testing::RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M",
-                          "--quiet-console", "--stats-interval", "200ms", "--", "size=4M",
-                          "seconds=2"});
+  testing::ProcessResult r = testing::RunNumavm(
+      {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M", "--quiet-console",
+       "--stats-interval", "200ms", "--", "size=4M", "seconds=2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int lines = 0;
   size_t at = 0;
@@ -168,10 +161,9 @@ namespace {
 // the VM's report still printed.
 TEST(RunEndingTest, ALostRecordingIsAnErrorWithTheReport) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  testing::ProcessResult r =
-      testing::RunNumavm({"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M",
-                          "--quiet-console", "--sampler", "ring", "--record", "/dev/full",
-                          "--", "size=4M", "seconds=1"});
+  testing::ProcessResult r = testing::RunNumavm(
+      {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M", "--quiet-console",
+       "--sampler", "ring", "--record", "/dev/full", "--", "size=4M", "seconds=1"});
   EXPECT_EQ(r.term_signal, 0);
   EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_NE(r.out.find("end:       completed"), std::string::npos) << r.out;
@@ -184,7 +176,8 @@ TEST(RunEndingTest, ALostRecordingIsAnErrorWithTheReport) {
 TEST(RunEndingTest, RepeatedInterruptsEndWithTheReportAndExit130) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
   for (int sig : {SIGINT, SIGTERM}) {
-    testing::BackgroundNumavm run({"run", "--payload", "idle", "--quiet-console", "--", "seconds=30"});
+    testing::BackgroundNumavm run(
+        {"run", "--payload", "idle", "--quiet-console", "--", "seconds=30"});
     usleep(300 * 1000);  // the VM is starting or running
     int sent = 0;
     while (run.running() && sent < 200000) {

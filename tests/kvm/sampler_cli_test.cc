@@ -39,9 +39,9 @@ class SamplerCliTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(SamplerCliTest, Numa02IsSeenAndCounted) {
-  nlohmann::json j = RunJson({"--payload", "numa02", "--vcpus", "2", "--memory", "64M",
-                              "--sampler", GetParam(), "--scan-window", "16M", "--scan-period", "100ms", "--",
-                              "size=8M", "seconds=2"});
+  nlohmann::json j =
+      RunJson({"--payload", "numa02", "--vcpus", "2", "--memory", "64M", "--sampler", GetParam(),
+               "--scan-window", "16M", "--scan-period", "100ms", "--", "size=8M", "seconds=2"});
   ASSERT_EQ(j["end"], "completed");
   EXPECT_EQ(j["sampling"]["sampler"], GetParam());
   Counts c = CountsOf(j);
@@ -56,8 +56,8 @@ TEST_P(SamplerCliTest, Numa02IsSeenAndCounted) {
 
 TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByHintingFaults) {
   nlohmann::json j = RunJson({"--payload", "numa02_read", "--vcpus", "2", "--memory", "64M",
-                              "--sampler", GetParam(), "--scan-window", "16M", "--scan-period", "100ms", "--",
-                              "size=8M", "seconds=2"});
+                              "--sampler", GetParam(), "--scan-window", "16M", "--scan-period",
+                              "100ms", "--", "size=8M", "seconds=2"});
   ASSERT_EQ(j["end"], "completed");
   Counts c = CountsOf(j);
   constexpr uint64_t kHeapPages = (8ull << 20) / 4096;
@@ -74,22 +74,21 @@ TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByHintingFaults) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Samplers, SamplerCliTest,
-                         ::testing::Values("hint", "ring", "dirtylog"));
+INSTANTIATE_TEST_SUITE_P(Samplers, SamplerCliTest, ::testing::Values("hint", "ring", "dirtylog"));
 
 // An idle VM is not scanned: after its first touch, no window is armed while
 // its vCPUs sleep; a busy VM is scanned every period.
 TEST(SamplerIdle, IdleVmsAreNotScanned) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  nlohmann::json idle = RunJson({"--payload", "idle", "--vcpus", "2", "--memory", "64M",
-                                 "--scan-window", "16M", "--scan-period", "100ms", "--",
-                                 "size=8M", "iterations=20"});
+  nlohmann::json idle =
+      RunJson({"--payload", "idle", "--vcpus", "2", "--memory", "64M", "--scan-window", "16M",
+               "--scan-period", "100ms", "--", "size=8M", "iterations=20"});
   const uint64_t window_pages = (16 << 20) / 4096;
   EXPECT_GE(idle["sampling"]["idle_periods"].get<uint64_t>(), 10u);
   EXPECT_LE(idle["sampling"]["pages_armed"].get<uint64_t>(), 3 * window_pages);
-  nlohmann::json busy = RunJson({"--payload", "numa02", "--vcpus", "2", "--memory", "64M",
-                                 "--scan-window", "16M", "--scan-period", "100ms", "--",
-                                 "size=8M", "seconds=2"});
+  nlohmann::json busy =
+      RunJson({"--payload", "numa02", "--vcpus", "2", "--memory", "64M", "--scan-window", "16M",
+               "--scan-period", "100ms", "--", "size=8M", "seconds=2"});
   // A period or two around start and exit may look idle; the run may not.
   EXPECT_LT(busy["sampling"]["idle_periods"].get<uint64_t>(),
             busy["sampling"]["windows"].get<uint64_t>() / 4);
@@ -109,8 +108,8 @@ TEST(SamplerBacking, HintOnAnonymousMemoryIsAClearError) {
 // report says reads are not seen.
 TEST(SamplerBacking, DefaultSamplerOnAnonymousMemoryIsThePerVcpuDirtyRing) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  nlohmann::json j = RunJson({"--backing", "anon", "--memory", "32M", "--", "size=4M",
-                              "iterations=2"});
+  nlohmann::json j =
+      RunJson({"--backing", "anon", "--memory", "32M", "--", "size=4M", "iterations=2"});
   EXPECT_EQ(j["sampling"]["sampler"], "ring");
   ASSERT_FALSE(j["notes"].empty());
   const std::string note = j["notes"][0].get<std::string>();

@@ -4,10 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <thread>
-
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -50,8 +49,7 @@ Observed RunProbe(SamplerKind kind, bool write) {
   absl::StatusOr<std::unique_ptr<VirtualMachine>> vm =
       VirtualMachine::Create(options.vm, *payload, nullptr);
   EXPECT_TRUE(vm.ok()) << vm.status();
-  absl::StatusOr<std::unique_ptr<AccessSampler>> sampler =
-      CreateSampler(options.sampling, **vm);
+  absl::StatusOr<std::unique_ptr<AccessSampler>> sampler = CreateSampler(options.sampling, **vm);
   EXPECT_TRUE(sampler.ok()) << sampler.status();
   absl::Mutex mu;
   ScanConfig scan = ScanConfigOf(options);
@@ -125,8 +123,7 @@ TEST_F(SamplerTest, DirtyRingSeesEveryWriteWithItsVcpu) {
 }
 
 TEST_F(SamplerTest, DirtyLogSeesEveryWrite) {
-  ExpectExactCoverage(RunProbe(SamplerKind::kDirtyLog, /*write=*/true), false,
-                      AccessKind::kWrite);
+  ExpectExactCoverage(RunProbe(SamplerKind::kDirtyLog, /*write=*/true), false, AccessKind::kWrite);
 }
 
 TEST_F(SamplerTest, WriteSamplersDoNotSeeReads) {
@@ -160,10 +157,26 @@ TEST(HugetlbSamplerTest, HintFaultsReportHugePages) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
   testing::HugePageReservation reservation(16);
   if (!reservation.ok()) GTEST_SKIP() << "cannot reserve 16 huge pages here";
-  testing::ProcessResult r = testing::RunNumavm(
-      {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "32M", "--backing",
-       "hugetlb", "--sampler", "hint", "--scan-window", "32M", "--scan-period", "50ms",
-       "--report=json", "--quiet-console", "--", "size=8M", "seconds=1"});
+  testing::ProcessResult r = testing::RunNumavm({"run",
+                                                 "--payload",
+                                                 "numa02",
+                                                 "--vcpus",
+                                                 "2",
+                                                 "--memory",
+                                                 "32M",
+                                                 "--backing",
+                                                 "hugetlb",
+                                                 "--sampler",
+                                                 "hint",
+                                                 "--scan-window",
+                                                 "32M",
+                                                 "--scan-period",
+                                                 "50ms",
+                                                 "--report=json",
+                                                 "--quiet-console",
+                                                 "--",
+                                                 "size=8M",
+                                                 "seconds=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["backing"], "hugetlb");

@@ -72,10 +72,10 @@ class WorkloadTest : public ::testing::TestWithParam<Case> {
 
 TEST_P(WorkloadTest, RunsToCompletionDoingItsWork) {
   const Case& c = GetParam();
-  testing::ProcessResult r = RunNumavm(
-      {"run", "--payload", c.workload, "--vcpus", absl::StrCat(c.vcpus), "--memory", "32M",
-       "--report=json", "--quiet-console", "--timeout", "300s", "--",
-       absl::StrCat("size=", kSize), "iterations=1"});
+  testing::ProcessResult r =
+      RunNumavm({"run", "--payload", c.workload, "--vcpus", absl::StrCat(c.vcpus), "--memory",
+                 "32M", "--report=json", "--quiet-console", "--timeout", "300s", "--",
+                 absl::StrCat("size=", kSize), "iterations=1"});
   ASSERT_EQ(r.term_signal, 0);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   nlohmann::json report = nlohmann::json::parse(r.out);
@@ -128,10 +128,26 @@ class BalanceTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(BalanceTest, OnOneNodeMigratesNothingAndIsFullyLocal) {
   const std::string& workload = GetParam();
-  testing::ProcessResult r = RunNumavm(
-      {"run", "--payload", workload, "--vcpus", "2", "--memory", "32M", "--report=json",
-       "--quiet-console", "--timeout", "300s", "--balance", "on", "--scan-window", "32M",
-       "--scan-period", "100ms", "--", absl::StrCat("size=", kSize), "seconds=1"});
+  testing::ProcessResult r = RunNumavm({"run",
+                                        "--payload",
+                                        workload,
+                                        "--vcpus",
+                                        "2",
+                                        "--memory",
+                                        "32M",
+                                        "--report=json",
+                                        "--quiet-console",
+                                        "--timeout",
+                                        "300s",
+                                        "--balance",
+                                        "on",
+                                        "--scan-window",
+                                        "32M",
+                                        "--scan-period",
+                                        "100ms",
+                                        "--",
+                                        absl::StrCat("size=", kSize),
+                                        "seconds=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   if (j["host_nodes"] != 1) GTEST_SKIP() << "not a one-node host";
@@ -146,9 +162,9 @@ TEST_P(BalanceTest, OnOneNodeMigratesNothingAndIsFullyLocal) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllWorkloads, BalanceTest,
-                         ::testing::Values("numa01", "numa01_thread_alloc", "numa02",
-                                           "numa02_smt", "numa01_read", "numa02_read",
-                                           "numa02_chase", "shared", "phase", "idle", "verify"),
+                         ::testing::Values("numa01", "numa01_thread_alloc", "numa02", "numa02_smt",
+                                           "numa01_read", "numa02_read", "numa02_chase", "shared",
+                                           "phase", "idle", "verify"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

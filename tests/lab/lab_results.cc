@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "balancer/report/svg_plot.h"
 #include "base/size.h"
@@ -234,8 +234,9 @@ std::string LabTable(const std::vector<LabRun>& all) {
   // One row per case, the last run of it (a re-run replaces an earlier
   // one), ordered by nodes, workload as first seen, and mode.
   static const std::vector<std::string> kModes = {
-      "off", "off-anon", "hard", "inverse", "numavm", "numavm-anon", "numavm-thp",
-      "numavm-extra", "numavm-window", "kernel", "kernel-thp", "numad", "churn"};
+      "off",         "off-anon",   "hard",         "inverse",       "numavm",
+      "numavm-anon", "numavm-thp", "numavm-extra", "numavm-window", "kernel",
+      "kernel-thp",  "numad",      "churn"};
   auto mode_rank = [](const std::string& m) {
     auto it = std::find(kModes.begin(), kModes.end(), m);
     return it == kModes.end() ? kModes.size() : static_cast<size_t>(it - kModes.begin());
@@ -271,10 +272,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
     if (r.mode == "hard" && r.placement) hard[{r.nodes, r.workload}] = *r.placement;
     if (r.mode == "hard" && speed(r) > 0) hard_speed[{r.nodes, r.workload}] = speed(r);
   }
-  std::string out = absl::StrFormat(
-      "%-5s %-12s %-13s %7s %7s %11s %11s %9s %11s %11s %7s %7s %6s %s\n", "nodes", "workload",
-      "mode", "placed", "access", "s to 90%", "GiB to 90%", "migrated", "pte updates",
-      "hint faults", "cpu s", "speed", "lab x", "notes");
+  std::string out =
+      absl::StrFormat("%-5s %-12s %-13s %7s %7s %11s %11s %9s %11s %11s %7s %7s %6s %s\n", "nodes",
+                      "workload", "mode", "placed", "access", "s to 90%", "GiB to 90%", "migrated",
+                      "pte updates", "hint faults", "cpu s", "speed", "lab x", "notes");
   for (const LabRun& r : runs) {
     auto pct = [](std::optional<double> v) {
       return v ? absl::StrFormat("%.1f%%", 100 * *v) : std::string("-");
@@ -292,10 +293,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
     };
     std::string hints = counter("numa_hint_faults");
     if (r.counters.count("numa_hint_faults") && r.counters.at("numa_hint_faults") > 0) {
-      absl::StrAppend(&hints, absl::StrFormat(
-          " (%.0f%%)", 100.0 * r.counters.count("numa_hint_faults_local") *
-                           r.counters.at("numa_hint_faults_local") /
-                           r.counters.at("numa_hint_faults")));
+      absl::StrAppend(
+          &hints, absl::StrFormat(" (%.0f%%)", 100.0 * r.counters.count("numa_hint_faults_local") *
+                                                   r.counters.at("numa_hint_faults_local") /
+                                                   r.counters.at("numa_hint_faults")));
     }
     std::string rel = "-";
     if (auto h = hard_speed.find({r.nodes, r.workload}); h != hard_speed.end() && speed(r) > 0) {
@@ -309,9 +310,9 @@ std::string LabTable(const std::vector<LabRun>& all) {
       notes += "the kernel did not scan ";
     }
     if (absl::StartsWith(r.mode, "numavm") && r.report.is_object()) {
-      notes += absl::StrCat("numavm moved ", r.report["balance"].value("pages_migrated", uint64_t{0}),
-                            ", re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}),
-                            " ");
+      notes += absl::StrCat(
+          "numavm moved ", r.report["balance"].value("pages_migrated", uint64_t{0}),
+          ", re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}), " ");
       const nlohmann::json& sm = r.report["sampling"];
       if (sm.is_object() && sm.value("scan", std::string()) == "regions" &&
           sm.value("sampler", std::string("off")) != "off") {
@@ -326,15 +327,17 @@ std::string LabTable(const std::vector<LabRun>& all) {
     if (r.workload == "verify") {
       notes += absl::StrCat(
           "mismatches ", r.mismatches ? absl::StrCat(*r.mismatches) : std::string("not reported"),
-          ", ", r.vcpus, " vCPUs, ", absl::StrFormat("%.0f", r.report.value("elapsed_seconds", 0.0)),
-          " s ");
+          ", ", r.vcpus, " vCPUs, ",
+          absl::StrFormat("%.0f", r.report.value("elapsed_seconds", 0.0)), " s ");
     }
-    absl::StrAppend(&out, absl::StrFormat(
-        "%-5d %-12s %-13s %7s %7s %11s %11s %9u %11s %11s %7s %7s %6d %s\n", r.nodes,
-        r.workload, UpperMode(r.mode), pct(r.placement), pct(r.access), secs, gib,
-        r.pages_migrated, counter("numa_pte_updates"), hints,
-        r.balancer_cpu_seconds >= 0 ? absl::StrFormat("%.2f", r.balancer_cpu_seconds) : "-", rel,
-        r.lab_failures, notes));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(
+            "%-5d %-12s %-13s %7s %7s %11s %11s %9u %11s %11s %7s %7s %6d %s\n", r.nodes,
+            r.workload, UpperMode(r.mode), pct(r.placement), pct(r.access), secs, gib,
+            r.pages_migrated, counter("numa_pte_updates"), hints,
+            r.balancer_cpu_seconds >= 0 ? absl::StrFormat("%.2f", r.balancer_cpu_seconds) : "-",
+            rel, r.lab_failures, notes));
   }
   return out;
 }
@@ -344,8 +347,8 @@ std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabR
   for (const LabRun& r : all) {
     if (!r.report.is_object() || !r.report["placement_series"].is_array()) continue;
     PlotSpec& spec = plots[{r.nodes, r.workload}];
-    spec.title = absl::StrFormat("%s on %d nodes: declared memory on its vCPUs' nodes", r.workload,
-                                 r.nodes);
+    spec.title =
+        absl::StrFormat("%s on %d nodes: declared memory on its vCPUs' nodes", r.workload, r.nodes);
     spec.y_label = "placement locality";
     spec.x_label = "seconds since the first touch ended";
     PlotSeries s{UpperMode(r.mode), {}, r.mode == "hard"};

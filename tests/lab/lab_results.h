@@ -5,11 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace numavm::lab {
 
@@ -18,15 +17,15 @@ struct LabRun {
   std::string workload, mode;
   int vcpus = 0;
   int exit_code = -1;
-  nlohmann::json report;           // numavm run --report=json
-  std::optional<double> access;    // sampled, recent window at the end
-  std::optional<double> placement; // declared memory on its vCPUs' nodes
-  uint64_t pages_migrated = 0;     // the kernel's pgmigrate_success over the run
+  nlohmann::json report;            // numavm run --report=json
+  std::optional<double> access;     // sampled, recent window at the end
+  std::optional<double> placement;  // declared memory on its vCPUs' nodes
+  uint64_t pages_migrated = 0;      // the kernel's pgmigrate_success over the run
   uint64_t kernel_numa_migrated = 0;
   // Every /proc/vmstat delta of the run (numa_pte_updates, numa_hint_faults,
   // numa_hint_faults_local, numa_pages_migrated, pgmigrate_success, ...).
   std::map<std::string, uint64_t> counters;
-  int lab_failures = 0;            // boots the lab broke in this run (LAB-FAIL)
+  int lab_failures = 0;              // boots the lab broke in this run (LAB-FAIL)
   double balancer_cpu_seconds = -1;  // numavm's sampling+balancing thread; -1: n/a
   uint64_t guest_bytes = 0;
   std::optional<uint64_t> mismatches;  // verify's result (empty: none reported)

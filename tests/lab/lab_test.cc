@@ -4,13 +4,13 @@
 // kernel's own balancing. Each balancer must have worked - by its own
 // counters - and no ratio between them is asserted: speed under TCG is not
 // a result.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "tests/lab/lab_results.h"

@@ -1,9 +1,9 @@
 #include "tests/support/numavm_process.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,8 +18,7 @@ namespace {
 
 // A new directory under the system's temporary directory ($TMPDIR).
 std::string MakeTempDir(const std::string& prefix) {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   return mkdtemp(pattern.data());
 }
 
@@ -39,10 +38,10 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& dir) {
   const std::string out_path = dir + "/out", err_path = dir + "/err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> argv_storage = {NUMAVM_BINARY};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());

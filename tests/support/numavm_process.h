@@ -9,8 +9,8 @@
 namespace numavm::testing {
 
 struct ProcessResult {
-  int exit_code = -1;    // -1: did not exit normally
-  int term_signal = 0;   // the signal that ended it, if any
+  int exit_code = -1;   // -1: did not exit normally
+  int term_signal = 0;  // the signal that ended it, if any
   std::string out;
   std::string err;
   bool timed_out = false;  // killed by Wait after its timeout

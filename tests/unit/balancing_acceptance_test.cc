@@ -55,7 +55,8 @@ TEST_P(Acceptance, ReachesBestWithinTwoKernelSweeps) {
 
 std::vector<Target> Targets() {
   std::vector<Target> out;
-  for (const char* w : {"numa01", "numa02", "numa02_read", "numa01_thread_alloc", "groups", "hot"}) {
+  for (const char* w :
+       {"numa01", "numa02", "numa02_read", "numa01_thread_alloc", "groups", "hot"}) {
     out.push_back({w, 16, 16, 128, 128});
     if (std::string(w) != "numa01_thread_alloc" && std::string(w) != "hot") {
       out.push_back({w, 64, 256, 2048, 2048});
@@ -67,17 +68,18 @@ std::vector<Target> Targets() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    LargeTopologies, Acceptance,
-    ::testing::Combine(::testing::Values("2node-large", "4node-large", "8node-large"),
-                       ::testing::ValuesIn(Targets())),
-    [](const auto& info) {
-      const Target& t = std::get<1>(info.param);
-      std::string w = t.workload.substr(0, t.workload.find(':'));
-      std::string name = absl::StrCat(std::get<0>(info.param), "_", w, "_", t.gib, "G");
-      for (char& c : name) c = c == '-' ? '_' : c;
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(LargeTopologies, Acceptance,
+                         ::testing::Combine(::testing::Values("2node-large", "4node-large",
+                                                              "8node-large"),
+                                            ::testing::ValuesIn(Targets())),
+                         [](const auto& info) {
+                           const Target& t = std::get<1>(info.param);
+                           std::string w = t.workload.substr(0, t.workload.find(':'));
+                           std::string name =
+                               absl::StrCat(std::get<0>(info.param), "_", w, "_", t.gib, "G");
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace numavm

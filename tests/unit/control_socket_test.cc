@@ -1,5 +1,6 @@
 #include "balancer/control/control_socket.h"
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "balancer/control/control_client.h"
 #include "tests/support/numavm_process.h"
@@ -150,7 +149,8 @@ TEST(ControlClient, DetachReportsPeersThatFail) {
         R"("vcpus_per_node":{}})";
     absl::StatusOr<std::unique_ptr<ControlServer>> refusing =
         ControlServer::Start(dir, "refusing", [&](const std::string& request) {
-          if (request == "report") return absl::StrCat(R"({"process":"numavm attach","pid":1,"vms":[)", vm, "]}");
+          if (request == "report")
+            return absl::StrCat(R"({"process":"numavm attach","pid":1,"vms":[)", vm, "]}");
           return std::string("error: it would not let go");
         });
     ASSERT_TRUE(refusing.ok()) << refusing.status();

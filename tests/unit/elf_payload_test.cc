@@ -72,8 +72,7 @@ TEST(ParseElfPayload, RejectsAnotherArchitecture) {
 TEST(ParseElfPayload, RejectsSegmentsOutsideThePayloadWindow) {
   absl::StatusOr<ElfPayload> low = ParseElfPayload("low", MinimalElf(0x1000, 0x1000));
   ASSERT_FALSE(low.ok());
-  EXPECT_NE(low.status().message().find("outside the payload window"),
-            absl::string_view::npos);
+  EXPECT_NE(low.status().message().find("outside the payload window"), absl::string_view::npos);
   absl::StatusOr<ElfPayload> high =
       ParseElfPayload("high", MinimalElf(abi::kPayloadLimit - 16, abi::kPayloadLimit - 16));
   EXPECT_FALSE(high.ok());

@@ -29,8 +29,7 @@ class GuestChannelTest : public ::testing::Test {
         [this](int vcpu, absl::string_view line) { lines_.emplace_back(line); }, limits);
   }
   abi::Mailbox* Box(int vcpu) {
-    return memory_->As<abi::Mailbox>(
-        GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes});
+    return memory_->As<abi::Mailbox>(GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes});
   }
 
   absl::Duration now_ = absl::Milliseconds(5);

@@ -8,7 +8,8 @@ namespace numavm {
 namespace {
 
 Topology Load(const char* name) {
-  absl::StatusOr<Topology> t = LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + name);
+  absl::StatusOr<Topology> t =
+      LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + name);
   EXPECT_TRUE(t.ok());
   return *t;
 }

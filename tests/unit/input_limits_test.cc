@@ -47,7 +47,8 @@ TEST(ReadRegularFile, RefusesDevicesAndDirectoriesAndCapsTheSize) {
 TEST(InputFiles, EveryCommandRefusesAFileThatIsNotRegular) {
   const std::string topo = absl::StrCat(NUMAVM_SOURCE_DIR, "/configs/topology-2node.toml");
   const std::string trace = absl::StrCat(NUMAVM_SOURCE_DIR, "/tests/data/numa02.trace");
-  ExpectBadInput(RunNumavm({"run", "--config", "/dev/zero"}), "config /dev/zero: not a regular file");
+  ExpectBadInput(RunNumavm({"run", "--config", "/dev/zero"}),
+                 "config /dev/zero: not a regular file");
   ExpectBadInput(RunNumavm({"daemon", "--config", "/dev/zero"}),
                  "config /dev/zero: not a regular file");
   ExpectBadInput(RunNumavm({"replay", trace, "--topology", "/dev/zero"}),
@@ -60,9 +61,9 @@ TEST(InputFiles, EveryCommandRefusesAFileThatIsNotRegular) {
 
 TEST(TraceHeader, PageCountsPastATebibyteGuestAreRefusedBeforeAllocating) {
   auto parse = [](uint64_t pages) {
-    return ParseTrace(absl::StrCat("numavm-trace 1\nvm vcpus=2 pages=", pages,
-                                   " period_us=500000\nb 0 1.0.w\n"),
-                      "t.trace");
+    return ParseTrace(
+        absl::StrCat("numavm-trace 1\nvm vcpus=2 pages=", pages, " period_us=500000\nb 0 1.0.w\n"),
+        "t.trace");
   };
   absl::StatusOr<AccessTrace> huge = parse(1ull << 40);
   ASSERT_FALSE(huge.ok());
@@ -90,7 +91,8 @@ TEST(RunConfig, IntegersThatDoNotFitAreErrorsNotTruncations) {
   ASSERT_FALSE(vcpus.ok());
   EXPECT_NE(vcpus.message().find("vm.toml:2: vm.vcpus = 4294967298: want 1-64"), std::string::npos)
       << vcpus;
-  EXPECT_FALSE(ApplyRunConfig("[[cell]]\nmemory = \"16M\"\nvcpus = [4294967296]\n", "c.toml", o).ok());
+  EXPECT_FALSE(
+      ApplyRunConfig("[[cell]]\nmemory = \"16M\"\nvcpus = [4294967296]\n", "c.toml", o).ok());
   EXPECT_FALSE(ApplyRunConfig("[sampling]\nring_entries = 4294967296\n", "s.toml", o).ok());
   EXPECT_FALSE(ApplyRunConfig("[placement]\nmode = 1\n", "p.toml", o).ok());
   EXPECT_FALSE(ApplyRunConfig("[report]\nformat = true\n", "r.toml", o).ok());
@@ -105,7 +107,8 @@ TEST(PayloadArguments, ValuesTheGuestCannotReadAreErrors) {
   }
   ExpectBadInput(RunNumavm({"run", "--payload", "idle", "--", "size=abc"}),
                  "payload argument 'size=abc'");
-  TempFile config("args.toml", std::string("[payload]\nname = \"idle\"\nargs = \"iterations=-1\"\n"));
+  TempFile config("args.toml",
+                  std::string("[payload]\nname = \"idle\"\nargs = \"iterations=-1\"\n"));
   ExpectBadInput(RunNumavm({"run", "--config", config.path()}), "payload argument 'iterations=-1'");
 }
 

@@ -22,10 +22,14 @@ TEST(LabResultsTest, VerifyMismatchesAndVcpuCountsAreReadPerRun) {
   const std::string log =
       "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
       "LAB-BEGIN verify churn\n"
-      "LAB-JSON verify churn " + VerifyJson(1, 0) + "\n"
+      "LAB-JSON verify churn " +
+      VerifyJson(1, 0) +
+      "\n"
       "LAB-VMSTAT verify churn rc=0 numa_pages_migrated=0 pgmigrate_success=220000\n"
       "LAB-BEGIN verify churn\n"
-      "LAB-JSON verify churn " + VerifyJson(2, 3) + "\n"
+      "LAB-JSON verify churn " +
+      VerifyJson(2, 3) +
+      "\n"
       "LAB-VMSTAT verify churn rc=0 numa_pages_migrated=0 pgmigrate_success=25323\n";
   std::vector<LabRun> runs = ParseLabLog(log);
   ASSERT_EQ(runs.size(), 2u);
@@ -45,8 +49,8 @@ TEST(LabResultsTest, AVerifyRunWithoutAResultSaysSo) {
   nlohmann::json j = nlohmann::json::parse(VerifyJson(2, 0));
   j["exit_code"] = 3;
   j.erase("results");
-  const std::string log = "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\nLAB-JSON verify churn " +
-                          j.dump() + "\n";
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\nLAB-JSON verify churn " + j.dump() + "\n";
   std::vector<LabRun> runs = ParseLabLog(log);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_FALSE(runs[0].mismatches.has_value());
@@ -55,9 +59,13 @@ TEST(LabResultsTest, AVerifyRunWithoutAResultSaysSo) {
 }
 
 TEST(LabResultsTest, ARerunOfTheSameCaseReplacesTheEarlierOne) {
-  const std::string log = "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
-                          "LAB-JSON verify churn " + VerifyJson(2, 7) + "\n"
-                          "LAB-JSON verify churn " + VerifyJson(2, 0) + "\n";
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
+      "LAB-JSON verify churn " +
+      VerifyJson(2, 7) +
+      "\n"
+      "LAB-JSON verify churn " +
+      VerifyJson(2, 0) + "\n";
   std::vector<LabRun> runs = ParseLabLog(log);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].mismatches, 0u);
@@ -93,9 +101,13 @@ TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
   };
   const std::string log =
       "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
-      "LAB-JSON numa02 hard " + report({{5, 1.0}, {10, 1.0}}) + "\n"
+      "LAB-JSON numa02 hard " +
+      report({{5, 1.0}, {10, 1.0}}) +
+      "\n"
       "LAB-VMSTAT numa02 hard rc=0 numa_pte_updates=0 pgmigrate_success=0\n"
-      "LAB-JSON numa02 kernel " + report({{5, 0.5}, {10, 0.8}, {15, 0.95}}) + "\n"
+      "LAB-JSON numa02 kernel " +
+      report({{5, 0.5}, {10, 0.8}, {15, 0.95}}) +
+      "\n"
       "LAB-VMSTAT numa02 kernel rc=0 numa_pte_updates=4011 numa_hint_faults=200 "
       "numa_hint_faults_local=150 numa_pages_migrated=512 pgmigrate_success=520\n"
       "LAB-FAIL numa02 numad Kernel panic - not syncing\n"
@@ -132,20 +144,24 @@ TEST(LabResultsTest, ConvergenceCountsFromTheWideningAndMustHold) {
       "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
       "LAB-WIDEN numa02 numavm 20\n"
       "LAB-JSON numa02 numavm " +
-      report({{10, 1.0}, {20, 1.0}, {25, 1.0}, {30, 0.5}, {35, 0.95}, {40, 0.97}}) + "\n"
+      report({{10, 1.0}, {20, 1.0}, {25, 1.0}, {30, 0.5}, {35, 0.95}, {40, 0.97}}) +
+      "\n"
       "LAB-WIDEN numa02 kernel 20\n"
-      "LAB-JSON numa02 kernel " + report({{10, 1.0}, {25, 1.0}, {30, 0.5}}) + "\n"
-      "LAB-JSON numa02 hard " + report({{10, 1.0}, {20, 1.0}, {25, 1.0}}) + "\n";
+      "LAB-JSON numa02 kernel " +
+      report({{10, 1.0}, {25, 1.0}, {30, 0.5}}) +
+      "\n"
+      "LAB-JSON numa02 hard " +
+      report({{10, 1.0}, {20, 1.0}, {25, 1.0}}) + "\n";
   std::vector<LabRun> runs = ParseLabLog(log);
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[0].widened, 20);
   EXPECT_DOUBLE_EQ(ConvergenceStart(runs[0]), 20);
   std::optional<Reached> numavm = PlacementReached(runs[0], 0.9);
   ASSERT_TRUE(numavm.has_value());
-  EXPECT_DOUBLE_EQ(numavm->seconds, 15);           // held from 35 s
-  EXPECT_EQ(numavm->guest_bytes, 15ull << 30);     // the work since 20 s
+  EXPECT_DOUBLE_EQ(numavm->seconds, 15);                     // held from 35 s
+  EXPECT_EQ(numavm->guest_bytes, 15ull << 30);               // the work since 20 s
   EXPECT_FALSE(PlacementReached(runs[1], 0.9).has_value());  // lost at 30 s
-  EXPECT_FALSE(runs[2].widened.has_value());       // HARD: from its run phase
+  EXPECT_FALSE(runs[2].widened.has_value());                 // HARD: from its run phase
   EXPECT_DOUBLE_EQ(ConvergenceStart(runs[2]), 18);
   std::optional<Reached> hard = PlacementReached(runs[2], 0.9);
   ASSERT_TRUE(hard.has_value());
@@ -162,8 +178,8 @@ TEST(LabResultsTest, PlacementEndsWhenTheFirstVcpuEnds) {
   for (size_t i = 0; i < 4; ++i) {
     j["placement_series"][i]["vcpu_nodes"] = i < 2 ? nlohmann::json{0, 1} : nlohmann::json{-1, 0};
   }
-  const std::string log = "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\nLAB-JSON numa02 numavm " +
-                          j.dump() + "\n";
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\nLAB-JSON numa02 numavm " + j.dump() + "\n";
   std::vector<LabRun> runs = ParseLabLog(log);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_FALSE(PlacementReached(runs[0], 0.9).has_value());

@@ -30,8 +30,8 @@ TEST(RateLimiter, GiveBackReturnsUnusedBudget) {
 class MigratorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    mem_ = static_cast<uint8_t*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mem_ = static_cast<uint8_t*>(
+        mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     ASSERT_NE(mem_, MAP_FAILED);
     for (uint64_t off = 0; off < kBytes; off += 4096) mem_[off] = 1;
   }

@@ -72,7 +72,7 @@ TEST(PfnNodeMapTest, UnseenPagesResolveThroughPagemap) {
   void* mem = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mem, MAP_FAILED);
   auto* bytes = static_cast<char*>(mem);
-  bytes[0] = 1;         // pages 0 and 1 touched, 2 and 3 not
+  bytes[0] = 1;  // pages 0 and 1 touched, 2 and 3 not
   bytes[page] = 1;
   std::vector<void*> pages = {bytes, bytes + page, bytes + 2 * page, bytes + 3 * page};
   std::vector<int> status = {-ENOENT, 0, -ENOENT, -ENOENT};

@@ -150,15 +150,13 @@ TEST_P(Convergence, SharedPagesAreNeverBounced) {
   EXPECT_LE(r->counters.pages_migrated, fits ? 4096u / 10 : 4096u / 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Topologies, Convergence,
-                         ::testing::Values(Case{"topology-2node.toml", 4},
-                                           Case{"topology-4node.toml", 4},
-                                           Case{"topology-4node.toml", 8},
-                                           Case{"topology-8node.toml", 8}),
-                         [](const auto& info) {
-                           return absl::StrCat(info.param.topology.substr(9, 5), "_",
-                                               info.param.vcpus, "vcpus");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Topologies, Convergence,
+    ::testing::Values(Case{"topology-2node.toml", 4}, Case{"topology-4node.toml", 4},
+                      Case{"topology-4node.toml", 8}, Case{"topology-8node.toml", 8}),
+    [](const auto& info) {
+      return absl::StrCat(info.param.topology.substr(9, 5), "_", info.param.vcpus, "vcpus");
+    });
 
 // Without the two-stage filter the same shared stream bounces pages: the
 // test above would catch a balancer that lost it.
@@ -191,8 +189,8 @@ std::vector<double> LocalityPerPeriod(const AccessTrace& trace, const Topology& 
     out.push_back(static_cast<double>(now.local - before.local) /
                   static_cast<double>(now.attributed - before.attributed));
     // The rate limit: never more than the burst plus the rate since start.
-    EXPECT_LE(now.bytes_migrated, options.migrate_bytes_per_second *
-                                      (absl::ToDoubleSeconds(p.at) + 1.0));
+    EXPECT_LE(now.bytes_migrated,
+              options.migrate_bytes_per_second * (absl::ToDoubleSeconds(p.at) + 1.0));
     before = now;
   }
   if (moved) *moved = balancer.counters().pages_migrated;

@@ -42,8 +42,7 @@ TEST(RunErrors, ElfForAnotherArchitecture) {
   uint16_t aarch64 = EM_AARCH64;
   std::memcpy(image.data() + offsetof(Elf64_Ehdr, e_machine), &aarch64, 2);
   TempFile arm("arm.elf", image);
-  ExpectBadInput(RunNumavm({"run", "--payload", arm.path()}),
-                 "an ELF for aarch64, not x86-64");
+  ExpectBadInput(RunNumavm({"run", "--payload", arm.path()}), "an ELF for aarch64, not x86-64");
 }
 
 TEST(RunErrors, MemoryLargerThanTheHost) {
@@ -99,9 +98,9 @@ TEST(Help, ListsCommandsPayloadsAndExitCodes) {
   EXPECT_NE(top.out.find("run"), std::string::npos);
   ProcessResult run = RunNumavm({"run", "--help"});
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* needle : {"--vcpus", "--memory", "--backing", "--cell", "--payload",
-                             "--placement", "--report", "--timeout", "--config", "numa02_chase",
-                             "Exit status"}) {
+  for (const char* needle :
+       {"--vcpus", "--memory", "--backing", "--cell", "--payload", "--placement", "--report",
+        "--timeout", "--config", "numa02_chase", "Exit status"}) {
     EXPECT_NE(run.out.find(needle), std::string::npos) << needle;
   }
 }

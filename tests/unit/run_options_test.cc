@@ -1,11 +1,11 @@
 #include "cli/run_options.h"
-#include "cli/run_config_file.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "absl/strings/match.h"
+#include "cli/run_config_file.h"
 
 namespace numavm {
 namespace {

@@ -24,8 +24,8 @@ Replayed ReplayShipped(const std::string& trace_name, const std::string& topolog
   absl::StatusOr<AccessTrace> trace =
       ReadTraceFile(std::string(NUMAVM_SOURCE_DIR) + "/tests/data/" + trace_name + ".trace");
   EXPECT_TRUE(trace.ok()) << trace.status();
-  absl::StatusOr<Topology> topology = LoadTopologyFile(
-      std::string(NUMAVM_SOURCE_DIR) + "/configs/" + topology_name + ".toml");
+  absl::StatusOr<Topology> topology =
+      LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + topology_name + ".toml");
   EXPECT_TRUE(topology.ok()) << topology.status();
   Replayed out;
   absl::StatusOr<ReplayResult> on = Replay(*trace, *topology, {});

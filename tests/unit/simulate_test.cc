@@ -1,13 +1,12 @@
 // `numavm simulate`: the closed loop on the shipped topology files, small
 // and large, for every workload shape, at a fixed seed - deterministic, so
 // the bounds are today's results with margin, not the machine's load.
-#include "balancer/simulate/simulation.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/simulate/simulation.h"
 #include "balancer/topology/topology_file.h"
 #include "tests/support/numavm_process.h"
 
@@ -60,8 +59,9 @@ class Shapes : public ::testing::TestWithParam<Case> {
   Topology topology_ = LoadShipped(GetParam().topology);
 };
 
-const char* const kOwnedShapes[] = {"numa01", "numa01_read", "numa01_thread_alloc", "numa02",
-                                    "numa02_read", "numa02_smt", "groups", "hot"};
+const char* const kOwnedShapes[] = {"numa01", "numa01_read", "numa01_thread_alloc",
+                                    "numa02", "numa02_read", "numa02_smt",
+                                    "groups", "hot"};
 
 // Shapes whose memory has owners: the balancer reaches 90% of best (or
 // beats it by moving vCPUs) with about the fewest moves, none repeated.
@@ -290,17 +290,19 @@ TEST(SimulateCli, BadInputIsOneLineAndExitTwo) {
 
 TEST(SimulateCli, JsonIsTheSameEveryRun) {
   const std::vector<std::string> args = {
-      "simulate", "--topology", std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node.toml",
-      "--workload", "phase", "--vcpus", "8", "--memory", "256M", "--seconds", "40",
-      "--scan-window", "64M", "--report", "json"};
+      "simulate",   "--topology", std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node.toml",
+      "--workload", "phase",      "--vcpus",
+      "8",          "--memory",   "256M",
+      "--seconds",  "40",         "--scan-window",
+      "64M",        "--report",   "json"};
   const ProcessResult a = RunNumavm(args);
   const ProcessResult b = RunNumavm(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
-  for (const char* key : {"\"best_locality\"", "\"final_locality\"", "\"seconds_to_90pct_of_best\"",
-                          "\"pages_migrated\"", "\"min_page_moves\"", "\"remigrations\"",
-                          "\"stall_seconds\"", "\"balancer_cpu_seconds\"", "\"locality_series\"",
-                          "\"best_definition\""}) {
+  for (const char* key :
+       {"\"best_locality\"", "\"final_locality\"", "\"seconds_to_90pct_of_best\"",
+        "\"pages_migrated\"", "\"min_page_moves\"", "\"remigrations\"", "\"stall_seconds\"",
+        "\"balancer_cpu_seconds\"", "\"locality_series\"", "\"best_definition\""}) {
     EXPECT_NE(a.out.find(key), std::string::npos) << key;
   }
 }

@@ -6,8 +6,10 @@ namespace numavm {
 namespace {
 
 TEST(TopologyFile, ShippedTopologiesLoad) {
-  for (auto [file, nodes] : {std::pair{"topology-2node.toml", 2}, {"topology-4node.toml", 4},
-                             {"topology-8node.toml", 8}, {"topology-4node-1cpu.toml", 4}}) {
+  for (auto [file, nodes] : {std::pair{"topology-2node.toml", 2},
+                             {"topology-4node.toml", 4},
+                             {"topology-8node.toml", 8},
+                             {"topology-4node-1cpu.toml", 4}}) {
     absl::StatusOr<Topology> t =
         LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + file);
     ASSERT_TRUE(t.ok()) << file << ": " << t.status();
@@ -34,7 +36,8 @@ free = "1G"
 [[node]]
 id = 1
 memory = "8G"
-)", "t.toml");
+)",
+                                                 "t.toml");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->nodes[0].free_bytes, 1ull << 30);
   EXPECT_TRUE(t->nodes[1].cpus.empty());
@@ -50,9 +53,9 @@ TEST(TopologyFile, ErrorsNameTheProblem) {
   EXPECT_NE(err("[[node]]\nid = 0\nmemory = \"1G\"\n[[node]]\nid = 0\nmemory = \"1G\"\n")
                 .find("listed twice"),
             std::string::npos);
-  EXPECT_NE(err("[[node]]\nid = 0\nmemory = \"1G\"\n[distances]\nmatrix = [[10, 20]]\n")
-                .find("entries"),
-            std::string::npos);
+  EXPECT_NE(
+      err("[[node]]\nid = 0\nmemory = \"1G\"\n[distances]\nmatrix = [[10, 20]]\n").find("entries"),
+      std::string::npos);
   EXPECT_NE(err("[[node]]\nid = 0\nmemory = \"1G\"\n[distances]\nmatrix = [[12]]\n")
                 .find("itself must be 10"),
             std::string::npos);
@@ -74,21 +77,25 @@ TEST(TopologyFile, RefusesWhatItCannotMean) {
     const char* message;
   } cases[] = {
       {"x = 1\n" + node0, "t.toml:1: unknown key 'x' in the top level"},
-      {"[[node]]\nid = 0\ncpu = \"0\"\nmemory = \"1G\"\n", "t.toml:3: unknown key 'cpu' in [[node]] #1"},
+      {"[[node]]\nid = 0\ncpu = \"0\"\nmemory = \"1G\"\n",
+       "t.toml:3: unknown key 'cpu' in [[node]] #1"},
       {node0 + "[distance]\nmatrix = [[10]]\n", "unknown key 'distance'"},
       {node0 + "[distances]\nmatrx = [[10]]\n", "unknown key 'matrx' in [distances]"},
-      {"[[node]]\nid = 4294967296\nmemory = \"1G\"\n", "t.toml:2: [[node]] #1: id = 4294967296: want 0-1023"},
+      {"[[node]]\nid = 4294967296\nmemory = \"1G\"\n",
+       "t.toml:2: [[node]] #1: id = 4294967296: want 0-1023"},
       {"[[node]]\nid = \"0\"\nmemory = \"1G\"\n", "id must be an integer"},
       {"[[node]]\nid = 0\ncpus = 5\nmemory = \"1G\"\n", "t.toml:3: [[node]] #1: cpus"},
       {"[[node]]\nid = 0\ncpus = \"0-2147483647\"\nmemory = \"1G\"\n", "ids go up to 8191"},
       {"[[node]]\nid = 0\ncpus = \"0,0\"\nmemory = \"1G\"\n", "names 0 twice"},
-      {node0 + "[[node]]\nid = 1\ncpus = \"0\"\nmemory = \"1G\"\n", "CPU 0 is in more than one node"},
+      {node0 + "[[node]]\nid = 1\ncpus = \"0\"\nmemory = \"1G\"\n",
+       "CPU 0 is in more than one node"},
       {"[[node]]\nid = 0\nmemory = \"0\"\n", "t.toml:3: [[node]] #1: memory must be more than 0"},
       {"[[node]]\nid = 0\nmemory = \"1G\"\nfree = \"2G\"\n", "free is more than memory"},
       {node0 + node1 + "[distances]\nmatrix = [[10, 20], [30, 10]]\n", "must be symmetric"},
       {node0 + node1 + "[distances]\nmatrix = [[10, 4294967316], [4294967316, 10]]\n",
        "distances must be integers 10-255"},
-      {node0 + node1 + "[distances]\nmatrix = [[10, 256], [256, 10]]\n", "distances must be integers 10-255"},
+      {node0 + node1 + "[distances]\nmatrix = [[10, 256], [256, 10]]\n",
+       "distances must be integers 10-255"},
       {"distances = 5\n" + node0, "t.toml:1: distances must be a table"},
   };
   for (const Case& c : cases) {

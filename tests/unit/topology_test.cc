@@ -58,7 +58,8 @@ TEST(ReadTopology, FourNodesWithAsymmetricDistancesAndAMemoryOnlyNode) {
               {"node1/distance", "16 10 22 22\n"},
               {"node2/distance", "22 22 10 16\n"},
               {"node3/distance", "22 22 16 10\n"}};
-  for (int n = 0; n < 4; ++n) fs.files[absl::StrCat("node", n, "/meminfo")] = Meminfo(n, 4096, 100 * n);
+  for (int n = 0; n < 4; ++n)
+    fs.files[absl::StrCat("node", n, "/meminfo")] = Meminfo(n, 4096, 100 * n);
   absl::StatusOr<Topology> t = ReadTopology(fs);
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_EQ(t->node_count(), 4);

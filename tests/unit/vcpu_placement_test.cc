@@ -1,9 +1,9 @@
 #include "balancer/policy/vcpu_placement.h"
-#include "balancer/policy/vcpu_groups.h"
-#include "balancer/policy/vcpu_plan.h"
 
 #include <gtest/gtest.h>
 
+#include "balancer/policy/vcpu_groups.h"
+#include "balancer/policy/vcpu_plan.h"
 #include "balancer/topology/topology_file.h"
 
 namespace numavm {
@@ -100,7 +100,7 @@ TEST(VcpuGroups, VcpusThatFollowEachOtherOnPagesAreGrouped) {
   GroupingInput in = FourVcpus();
   in.shared[0][1] = in.shared[1][0] = 400;  // numa01: two pairs
   in.shared[2][3] = in.shared[3][2] = 400;
-  in.shared[1][2] = in.shared[2][1] = 10;   // the guest's bookkeeping pages: noise
+  in.shared[1][2] = in.shared[2][1] = 10;  // the guest's bookkeeping pages: noise
   EXPECT_EQ(Group(in), (std::vector<int>{0, 0, 2, 2}));
 }
 

@@ -206,9 +206,9 @@ TEST_F(VmBalancerTest, RemigrationsCountMovesWithinTheLastTwoEpochs) {
     }
     EXPECT_EQ(view_.moves, before + 1) << "at " << second << " s";
   };
-  round(1);   // first move: epoch [0, 10)
+  round(1);  // first move: epoch [0, 10)
   EXPECT_EQ(balancer.counters().remigrations, 0u);
-  round(2);   // same epoch
+  round(2);  // same epoch
   EXPECT_EQ(balancer.counters().remigrations, 1u);
   round(12);  // the next epoch: the move at 2 s is in the previous one
   EXPECT_EQ(balancer.counters().remigrations, 2u);

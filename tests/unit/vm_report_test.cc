@@ -44,12 +44,15 @@ TEST(VmReport, JsonRoundTrips) {
 TEST(VmReport, PrometheusTextHasOneSeriesPerVmAndNodeWithEscapedLabels) {
   const std::string text = ReportsToPrometheus({Sample()});
   EXPECT_NE(text.find("# TYPE numavm_vm_pages_migrated_total counter\n"), std::string::npos);
-  EXPECT_NE(text.find("numavm_vm_vcpus{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 4\n"), std::string::npos)
+  EXPECT_NE(text.find("numavm_vm_vcpus{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 4\n"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("numavm_vm_node_memory_bytes{vm=\"web \\\"1\\\"\",kind=\"libvirt\",node=\"1\"} 268435456\n"),
+  EXPECT_NE(text.find("numavm_vm_node_memory_bytes{vm=\"web "
+                      "\\\"1\\\"\",kind=\"libvirt\",node=\"1\"} 268435456\n"),
             std::string::npos);
-  EXPECT_NE(text.find("numavm_vm_access_locality{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 0.500000\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("numavm_vm_access_locality{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 0.500000\n"),
+      std::string::npos);
   // Every line is a comment or "series value".
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
