@@ -19,8 +19,8 @@ packages=(
   libcli11-dev            # command line with subcommands and --help
   libgtest-dev libgmock-dev libbenchmark-dev
   # The sanitizer and fuzz jobs (scripts/test-sanitizers.sh): clang with
-  # ASan, UBSan and libFuzzer.
-  clang libclang-rt-14-dev
+  # ASan, UBSan and libFuzzer; the format check (scripts/check-format.sh).
+  clang libclang-rt-14-dev clang-format
 )
 
 missing=()

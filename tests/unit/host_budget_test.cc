@@ -2,16 +2,18 @@
 // would) share one bucket; a corrupt file is reset, not trusted.
 #include "balancer/actuation/host_budget.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "balancer/actuation/rate_limiter.h"
 
@@ -87,6 +89,31 @@ TEST_F(HostBudgetTest, ATamperedRefillTimeIsReset) {
     EXPECT_EQ((*b)->Take(kRate), kRate) << "last_ns " << last_ns;
     EXPECT_EQ((*b)->Problem(), "");
   }
+}
+
+// On a full filesystem every update of the budget fails: the host-wide
+// limit is then not in force, and the budget says so (for the report).
+TEST_F(HostBudgetTest, AFullFilesystemIsReportedNotSilent) {
+  if (mount("numavm-full", dir_.c_str(), "tmpfs", 0, "size=4k,mode=0700") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << std::strerror(errno);
+  }
+  {
+    std::ofstream fill(dir_ + "/fill", std::ios::binary);
+    const std::string page(4096, 'x');
+    fill.write(page.data(), page.size());
+  }
+  {
+    auto b = HostBudget::Open(dir_, kRate);
+    if (b.ok()) {
+      (void)(*b)->Take(4096);
+      EXPECT_NE((*b)->Problem().find("host migration budget not in force"), std::string::npos)
+          << (*b)->Problem();
+    } else {
+      // Or the file cannot even be created: a clear error, not a silent one.
+      EXPECT_NE(b.status().message().find("migration-budget"), std::string::npos) << b.status();
+    }
+  }
+  ASSERT_EQ(umount(dir_.c_str()), 0) << std::strerror(errno);
 }
 
 TEST_F(HostBudgetTest, ARuntimeDirOpenToOthersIsRefused) {
