@@ -217,8 +217,9 @@ void AddAttachCommands(CLI::App& app, numavm::AttachFlags& attach, numavm::Detac
       "RAM there (move_pages on the QEMU process) under a rate limit. Detaching restores "
       "the vCPU pinning found at attach; migrated memory stays.");
   a->footer(
-      std::string("\nThe QEMU process and its guest RAM mapping are found through QMP "
-                  "(query-cpus-fast, query-memdev) and /proc; memfd and anonymous RAM both work. "
+      std::string("\nThe QEMU process (by the domain's UUID on its command line) and its "
+                  "guest RAM mapping are found in /proc, never through QMP passthrough (which "
+                  "marks a domain tainted); memfd and anonymous RAM both work. "
                   "A domain that shuts down is dropped with a message; the others go on.\n"
                   "Examples:\n  numavm attach web1 web2 --mode advise\n"
                   "  numavm attach --all --connect qemu:///system --interval 10s\n\n") +

@@ -1,5 +1,5 @@
-// Any bytes as what numavm reads from the kernel and QEMU: QMP replies,
-// /proc/PID/maps, /proc/zoneinfo, /proc/meminfo, sysfs CPU lists.
+// Any bytes as what numavm reads from the kernel: /proc/PID/maps, /proc/zoneinfo, /proc/meminfo,
+// sysfs CPU lists.
 #include <cstddef>
 #include <cstdint>
 
@@ -10,8 +10,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)numavm::ParseVcpuThreads(text);
-  (void)numavm::ParseMemdevBytes(text);
   if (auto maps = numavm::ParseMaps(text); maps.ok()) (void)numavm::FindGuestRam(*maps, 1 << 20);
   if (auto zones = numavm::PfnNodeMap::Parse(text); zones.ok()) (void)zones->NodeOf(size);
   (void)numavm::ParseMeminfo(text);

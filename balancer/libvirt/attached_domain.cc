@@ -20,17 +20,15 @@ absl::Status Gone(const std::string& name, absl::string_view why) {
   return absl::NotFoundError(absl::StrCat("domain '", name, "' ", why));
 }
 
-// The QEMU process, found through its vCPU threads (QMP query-cpus-fast).
+// The QEMU process, found by the domain's UUID on its command line: no QMP
+// passthrough, which would mark the domain tainted ("custom-monitor").
 absl::StatusOr<pid_t> QemuPid(const LibvirtDomain& domain) {
-  absl::StatusOr<std::string> cpus_reply = domain.Qmp(R"({"execute":"query-cpus-fast"})");
-  if (!cpus_reply.ok()) return cpus_reply.status();
-  absl::StatusOr<std::vector<pid_t>> tids = ParseVcpuThreads(*cpus_reply);
-  if (!tids.ok()) return tids.status();
-  if (tids->empty() || (*tids)[0] <= 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("domain '", domain.name(), "': QEMU reports no vCPU threads"));
+  absl::StatusOr<pid_t> pid = FindQemuProcess(domain.uuid());
+  if (!pid.ok()) {
+    return absl::Status(pid.status().code(),
+                        absl::StrCat("domain '", domain.name(), "': ", pid.status().message()));
   }
-  return ProcessOfThread((*tids)[0]);
+  return pid;
 }
 
 }  // namespace
@@ -63,15 +61,11 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   if (!pid.ok()) return pid.status();
   d->pid_ = *pid;
 
-  uint64_t ram_bytes = 0;
-  if (absl::StatusOr<std::string> mem = d->domain_.Qmp(R"({"execute":"query-memdev"})"); mem.ok()) {
-    if (absl::StatusOr<uint64_t> b = ParseMemdevBytes(*mem); b.ok()) ram_bytes = *b;
-  }
-  if (ram_bytes == 0) {
-    absl::StatusOr<uint64_t> b = d->domain_.memory_bytes();
-    if (!b.ok()) return b.status();
-    ram_bytes = *b;
-  }
+  // Guest RAM is the domain's maximum memory (its backend's size; a balloon
+  // makes the current memory smaller, never the mapping).
+  absl::StatusOr<uint64_t> max_memory = d->domain_.max_memory_bytes();
+  if (!max_memory.ok()) return max_memory.status();
+  const uint64_t ram_bytes = *max_memory;
   const std::string maps_text = ReadProcFile(absl::StrCat("/proc/", d->pid_, "/maps"));
   if (maps_text.empty()) return Gone(d->name_, "has no QEMU process any more");
   absl::StatusOr<std::vector<MapsEntry>> maps = ParseMaps(maps_text);

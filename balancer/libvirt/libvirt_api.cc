@@ -127,6 +127,12 @@ absl::StatusOr<uint64_t> LibvirtDomain::memory_bytes() const {
   return static_cast<uint64_t>(info.memory) * 1024;
 }
 
+absl::StatusOr<uint64_t> LibvirtDomain::max_memory_bytes() const {
+  const unsigned long kib = virDomainGetMaxMemory(dom_.get());
+  if (kib == 0) return LibvirtError(absl::StrCat("domain '", name_, "' maximum memory"));
+  return static_cast<uint64_t>(kib) * 1024;
+}
+
 absl::StatusOr<std::vector<std::vector<int>>> LibvirtDomain::VcpuPinning(int host_cpus) const {
   absl::StatusOr<int> n = vcpus();
   if (!n.ok()) return n.status();
@@ -161,16 +167,6 @@ absl::StatusOr<std::vector<int>> LibvirtDomain::VcpuCpus(int host_cpus) const {
   (void)host_cpus;
   std::vector<int> out(got);
   for (int i = 0; i < got; ++i) out[i] = info[i].cpu;
-  return out;
-}
-
-absl::StatusOr<std::string> LibvirtDomain::Qmp(const std::string& command) const {
-  char* reply = nullptr;
-  if (virDomainQemuMonitorCommand(dom_.get(), command.c_str(), &reply, 0) < 0) {
-    return LibvirtError(absl::StrCat("QMP on '", name_, "'"));
-  }
-  std::string out = reply != nullptr ? reply : "";
-  free(reply);
   return out;
 }
 

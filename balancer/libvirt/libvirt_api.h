@@ -46,14 +46,13 @@ class LibvirtDomain {
   std::string uuid() const;
   bool active() const;
   absl::StatusOr<int> vcpus() const;
-  absl::StatusOr<uint64_t> memory_bytes() const;  // current memory
+  absl::StatusOr<uint64_t> memory_bytes() const;      // current memory
+  absl::StatusOr<uint64_t> max_memory_bytes() const;  // maximum memory
   // Live affinity of each vCPU: host CPU numbers.
   absl::StatusOr<std::vector<std::vector<int>>> VcpuPinning(int host_cpus) const;
   absl::Status PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const;
   // Host CPU each vCPU ran on last (virDomainGetVcpus).
   absl::StatusOr<std::vector<int>> VcpuCpus(int host_cpus) const;
-  // A QMP command through libvirt; returns the reply text.
-  absl::StatusOr<std::string> Qmp(const std::string& command) const;
   absl::Status Destroy() const;
 
  private:

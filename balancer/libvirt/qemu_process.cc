@@ -1,8 +1,9 @@
 #include "balancer/libvirt/qemu_process.h"
 
+#include <filesystem>
 #include <limits>
-#include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -10,53 +11,32 @@
 #include "balancer/sampling/proc_file.h"
 
 namespace numavm {
-namespace {
-
-absl::StatusOr<nlohmann::json> ReturnOf(absl::string_view reply, absl::string_view what) {
-  nlohmann::json j = nlohmann::json::parse(reply, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": not a QMP reply"));
-  }
-  if (j.contains("error")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": QMP error ", j["error"].value("desc", std::string("?"))));
-  }
-  if (!j.contains("return")) return absl::InvalidArgumentError(absl::StrCat(what, ": no return"));
-  return j["return"];
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<pid_t>> ParseVcpuThreads(absl::string_view reply) {
-  absl::StatusOr<nlohmann::json> r = ReturnOf(reply, "query-cpus-fast");
-  if (!r.ok()) return r.status();
-  if (!r->is_array()) return absl::InvalidArgumentError("query-cpus-fast: return is not a list");
-  std::vector<pid_t> tids(r->size(), 0);
-  for (const auto& cpu : *r) {
-    if (!cpu.is_object() || !cpu.contains("cpu-index") || !cpu.contains("thread-id") ||
-        !cpu["cpu-index"].is_number_unsigned() || !cpu["thread-id"].is_number_integer()) {
-      return absl::InvalidArgumentError("query-cpus-fast: entry without cpu-index and thread-id");
+absl::StatusOr<pid_t> FindQemuProcess(absl::string_view uuid, const std::string& proc_root) {
+  if (uuid.empty()) return absl::InvalidArgumentError("a domain without a UUID");
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    int pid = 0;
+    if (!absl::SimpleAtoi(name, &pid) || pid <= 0) continue;
+    // Arguments are NUL-separated; a process that ended meanwhile reads empty.
+    const std::string cmdline = ReadProcFile(entry.path().string() + "/cmdline");
+    std::vector<absl::string_view> args = absl::StrSplit(cmdline, '\0');
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "-uuid" && absl::EqualsIgnoreCase(args[i + 1], uuid)) {
+        found.push_back(pid);
+        break;
+      }
     }
-    const size_t index = cpu["cpu-index"].get<size_t>();
-    if (index >= tids.size())
-      return absl::InvalidArgumentError("query-cpus-fast: cpu-index out of range");
-    tids[index] = cpu["thread-id"].get<pid_t>();
   }
-  return tids;
-}
-
-absl::StatusOr<uint64_t> ParseMemdevBytes(absl::string_view reply) {
-  absl::StatusOr<nlohmann::json> r = ReturnOf(reply, "query-memdev");
-  if (!r.ok()) return r.status();
-  if (!r->is_array()) return absl::InvalidArgumentError("query-memdev: return is not a list");
-  uint64_t total = 0;
-  for (const auto& m : *r) {
-    if (!m.is_object() || !m.contains("size") || !m["size"].is_number_unsigned()) {
-      return absl::InvalidArgumentError("query-memdev: backend without a size");
-    }
-    total += m["size"].get<uint64_t>();
+  if (found.empty()) {
+    return absl::NotFoundError(absl::StrCat("no QEMU process runs the domain with UUID ", uuid));
   }
-  return total;
+  if (found.size() > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(found.size(), " processes claim the domain with UUID ", uuid));
+  }
+  return found[0];
 }
 
 absl::StatusOr<pid_t> ProcessOfThread(pid_t tid) {

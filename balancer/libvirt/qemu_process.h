@@ -1,6 +1,7 @@
-// What numavm needs to know about a running QEMU from outside: its pid,
-// its vCPU threads, and where guest RAM is mapped in it. From QMP replies
-// (through libvirt) and /proc.
+// What numavm needs to know about a running QEMU from outside: its pid and
+// where guest RAM is mapped in it, from /proc alone - never through QMP
+// passthrough, which libvirt marks as tainting the domain
+// ("custom-monitor").
 #ifndef NUMAVM_BALANCER_LIBVIRT_QEMU_PROCESS_H_
 #define NUMAVM_BALANCER_LIBVIRT_QEMU_PROCESS_H_
 
@@ -16,10 +17,11 @@
 
 namespace numavm {
 
-// QMP query-cpus-fast reply -> vCPU thread ids, by vCPU index.
-absl::StatusOr<std::vector<pid_t>> ParseVcpuThreads(absl::string_view reply);
-// QMP query-memdev reply -> total bytes of the memory backends.
-absl::StatusOr<uint64_t> ParseMemdevBytes(absl::string_view reply);
+// The QEMU process of the libvirt domain with `uuid`: the one process under
+// `proc_root` whose command line has "-uuid UUID" (libvirt always passes
+// it). NotFound when none has; FailedPrecondition when several have.
+absl::StatusOr<pid_t> FindQemuProcess(absl::string_view uuid,
+                                      const std::string& proc_root = "/proc");
 
 // The process a thread belongs to (Tgid in /proc/TID/status).
 absl::StatusOr<pid_t> ProcessOfThread(pid_t tid);

@@ -1,27 +1,44 @@
 #include "balancer/libvirt/qemu_process.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace numavm {
 namespace {
 
-TEST(QemuProcess, VcpuThreadsComeFromQueryCpusFast) {
-  absl::StatusOr<std::vector<pid_t>> t = ParseVcpuThreads(
-      R"({"return":[{"cpu-index":1,"thread-id":502,"qom-path":"/machine/unattached/device[1]"},
-                    {"cpu-index":0,"thread-id":501}],"id":"libvirt-1"})");
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(*t, (std::vector<pid_t>{501, 502}));
-  EXPECT_FALSE(ParseVcpuThreads("not json").ok());
-  EXPECT_FALSE(ParseVcpuThreads(R"({"error":{"class":"GenericError","desc":"no"}})").ok());
-  EXPECT_FALSE(ParseVcpuThreads(R"({"return":[{"cpu-index":5,"thread-id":1}]})").ok());
-}
-
-TEST(QemuProcess, MemdevSizesAddUp) {
-  absl::StatusOr<uint64_t> b = ParseMemdevBytes(
-      R"({"return":[{"size":134217728,"id":"ram-node0"},{"size":134217728,"id":"ram-node1"}]})");
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(*b, 256u << 20);
-  EXPECT_FALSE(ParseMemdevBytes(R"({"return":[{"id":"x"}]})").ok());
+// The QEMU process of a domain is the one whose command line carries its
+// UUID (found under a fake /proc here).
+TEST(QemuProcess, TheProcessIsFoundByTheDomainUuidOnItsCommandLine) {
+  char pattern[] = "/tmp/numavm-proc-XXXXXX";
+  const std::string root = mkdtemp(pattern);
+  // /proc/PID/cmdline: the arguments, each ended by a NUL.
+  auto process = [&](int pid, std::initializer_list<std::string> args) {
+    std::string cmdline;
+    for (const std::string& a : args) cmdline += a + '\0';
+    std::filesystem::create_directories(absl::StrCat(root, "/", pid));
+    std::ofstream(absl::StrCat(root, "/", pid, "/cmdline"), std::ios::binary) << cmdline;
+  };
+  const std::string uuid = "0d6f2f6e-3f7a-4c1e-9a55-1f2e3d4c5b6a";
+  const std::string qemu = "/usr/bin/qemu-system-x86_64";
+  process(100, {qemu, "-name", "guest=web1", "-uuid", uuid});
+  process(200, {qemu, "-uuid", "aaaaaaaa-0000-0000-0000-000000000000"});
+  process(300, {"bash", "-c", "echo -uuid " + uuid});  // names it, not as -uuid UUID
+  std::filesystem::create_directories(root + "/self");
+  absl::StatusOr<pid_t> pid = FindQemuProcess(uuid, root);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(*pid, 100);
+  EXPECT_EQ(*FindQemuProcess("0D6F2F6E-3F7A-4C1E-9A55-1F2E3D4C5B6A", root), 100);
+  EXPECT_TRUE(
+      absl::IsNotFound(FindQemuProcess("11111111-0000-0000-0000-000000000000", root).status()));
+  process(400, {qemu, "-uuid", uuid});
+  EXPECT_TRUE(absl::IsFailedPrecondition(FindQemuProcess(uuid, root).status()));
+  std::filesystem::remove_all(root);
 }
 
 TEST(QemuProcess, GuestRamIsTheMappingOfItsSize) {
