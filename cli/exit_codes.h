@@ -40,6 +40,20 @@ inline constexpr const char* kExitCodeHelp =
     "--timeout passed, VM stopped; 5 host error (KVM, or the --record file could not be "
     "written: the report is still printed); 130 interrupted.";
 
+// The statuses each other command can end with (`run`'s: kExitCodeHelp).
+inline constexpr const char* kReplayExitHelp =
+    "Exit status: 0 done; 2 bad input (flags, trace, topology; one line on stderr).";
+inline constexpr const char* kAttachExitHelp =
+    "Exit status: 0 stopped by SIGTERM, --duration or 'numavm detach'; 2 bad input (flags, "
+    "a domain that is not running); 5 host error (libvirt unreachable); 130 interrupted "
+    "(SIGINT). Every attached domain's vCPU pinning is restored in each case.";
+inline constexpr const char* kDaemonExitHelp =
+    "Exit status: 0 stopped by SIGTERM or --duration; 2 bad input (flags, config); 5 host "
+    "error (the metrics port cannot be bound); 130 interrupted (SIGINT). Every domain's vCPU "
+    "pinning is restored in each case.";
+inline constexpr const char* kReportExitHelp =
+    "Exit status: 0 printed (also when nothing runs, and on Ctrl-C with --watch); 2 bad input.";
+
 }  // namespace numavm
 
 #endif  // NUMAVM_CLI_EXIT_CODES_H_

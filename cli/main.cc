@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "absl/strings/str_join.h"
@@ -126,7 +127,7 @@ void AddReplayCommand(CLI::App& app, numavm::ReplayFlags& flags) {
       "Example: numavm run --payload numa02 --vcpus 2 --memory 64M --scan-window 64M "
       "--scan-period 200ms --record numa02.trace -- seconds=20\n"
       "         numavm replay numa02.trace --topology configs/topology-4node.toml\n\n" +
-      std::string(numavm::kExitCodeHelp));
+      std::string(numavm::kReplayExitHelp));
   replay->add_option("trace", flags.trace_path, "trace file written by 'numavm run --record'")
       ->required()
       ->check(CLI::ExistingFile);
@@ -223,7 +224,7 @@ void AddAttachCommands(CLI::App& app, numavm::AttachFlags& attach, numavm::Detac
                   "A domain that shuts down is dropped with a message; the others go on.\n"
                   "Examples:\n  numavm attach web1 web2 --mode advise\n"
                   "  numavm attach --all --connect qemu:///system --interval 10s\n\n") +
-      numavm::kExitCodeHelp);
+      numavm::kAttachExitHelp);
   a->add_option("domains", attach.domains, "libvirt domain names");
   a->add_flag("--all", attach.all, "every running domain");
   a->add_option("--connect", attach.connect,
@@ -264,7 +265,7 @@ void AddDaemonCommand(CLI::App& app, numavm::DaemonFlags& flags) {
           "off). Flags override it. A systemd unit is in configs/numavm.service.\n"
           "Example: numavm daemon --config /etc/numavm/daemon.toml\n"
           "         curl -s http://127.0.0.1:9464/metrics\n\n") +
-      numavm::kExitCodeHelp);
+      numavm::kDaemonExitHelp);
   d->add_option("-c,--config", flags.config_path, "TOML config file")->check(CLI::ExistingFile);
   d->add_option("--connect", flags.connect, "libvirt URI");
   d->add_option("--mode", flags.mode, "enforce (default) or advise");
@@ -292,7 +293,8 @@ void AddReportCommand(CLI::App& app, numavm::ReportFlags& flags) {
       "\nPlacement locality is the share of accesses that would be local if every vCPU used "
       "all of the VM's memory alike. Control sockets live in $NUMAVM_RUNTIME_DIR (default "
       "/run/numavm for root).\nExamples:\n  numavm report\n  numavm report --json\n"
-      "  numavm report --watch 2\n");
+      "  numavm report --watch 2\n\n" +
+      std::string(numavm::kReportExitHelp));
   r->add_flag("--json", flags.json, "JSON instead of a table");
   r->add_option(
       "--watch", flags.watch,
@@ -326,6 +328,9 @@ int main(int argc, char** argv) {
   AddDaemonCommand(app, daemon_flags);
   numavm::ReportFlags report_flags;
   AddReportCommand(app, report_flags);
+  std::string help_topic;
+  CLI::App* help = app.add_subcommand("help", "Print the help of numavm or of one command");
+  help->add_option("command", help_topic, "a command, e.g. run");
   // An option given an empty value ("--vcpus ''") is an error, never the
   // default it would silently fall back to.
   const CLI::Validator non_empty(
@@ -345,6 +350,22 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "numavm: %s (see 'numavm --help')\n", e.what());
+    return numavm::kExitBadInput;
+  }
+  if (app.got_subcommand("help")) {
+    if (help_topic.empty()) {
+      // app.help() would describe the selected subcommand, "help" itself.
+      std::cout << app.get_formatter()->make_help(&app, "numavm", CLI::AppFormatMode::Normal);
+      return numavm::kExitOk;
+    }
+    for (CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == help_topic && sub != help) {
+        std::cout << sub->help("numavm");
+        return numavm::kExitOk;
+      }
+    }
+    std::fprintf(stderr, "numavm help: no command '%s' (see 'numavm --help')\n",
+                 help_topic.c_str());
     return numavm::kExitBadInput;
   }
   if (app.got_subcommand("run")) return numavm::RunCommand(run_flags);

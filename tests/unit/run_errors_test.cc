@@ -105,5 +105,23 @@ TEST(Help, ListsCommandsPayloadsAndExitCodes) {
   }
 }
 
+// Each command states the exit statuses it can end with, not run's; and
+// 'numavm help COMMAND' is the command's --help.
+TEST(Help, EachCommandStatesItsOwnExitStatuses) {
+  for (const char* command : {"replay", "attach", "daemon", "report", "detach"}) {
+    ProcessResult r = RunNumavm({command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_NE(r.out.find("Exit status: 0 "), std::string::npos) << command << r.out;
+    EXPECT_EQ(r.out.find("guest fault"), std::string::npos) << command << " has run's statuses";
+    ProcessResult help = RunNumavm({"help", command});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_EQ(help.out, r.out) << command;
+  }
+  ProcessResult top = RunNumavm({"help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_EQ(top.out, RunNumavm({"--help"}).out);
+  ExpectBadInput(RunNumavm({"help", "nosuch"}), "numavm help: no command 'nosuch'");
+}
+
 }  // namespace
 }  // namespace numavm
