@@ -31,6 +31,7 @@
 #include "cli/run_registration.h"
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
+#include "cli/stop_signals.h"
 #include "vmm/elf_payload.h"
 #include "vmm/host_memory.h"
 #include "vmm/virtual_machine.h"
@@ -43,63 +44,13 @@ int Fail(const absl::Status& status, int code) {
   return code;
 }
 
-// Turns SIGINT/SIGTERM into a clean stop of `vm` while it runs.
-class SignalWatcher final {
- public:
-  explicit SignalWatcher(VirtualMachine& vm) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);  // inherited by vCPU threads
-    thread_ = std::thread([this, &vm] {
-      timespec tick{0, 100 * 1000 * 1000};
-      while (!done_.load()) {
-        int sig = sigtimedwait(&set_, nullptr, &tick);
-        if (sig > 0) {
-          vm.RequestStop(RunEnd::kStopped,
-                         absl::StrCat("interrupted by ", sig == SIGINT ? "SIGINT" : "SIGTERM"));
-        }
-      }
-    });
-  }
-  // The signals stay blocked: one that comes after the VM stopped (a second
-  // Ctrl-C while the report is written) is taken by TakeStopSignal, never
-  // the default action that would end numavm before its report.
-  ~SignalWatcher() {
-    done_.store(true);
-    thread_.join();
-  }
-
- private:
-  sigset_t set_;
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
-
-// True when SIGINT or SIGTERM came (and is now taken) since the watcher
-// stopped looking.
-bool TakeStopSignal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  const timespec now{0, 0};
-  bool any = false;
-  while (sigtimedwait(&set, nullptr, &now) > 0) any = true;
-  return any;
-}
-
 }  // namespace
 
 int RunCommand(const RunFlags& flags) {
   // SIGINT and SIGTERM are taken by SignalWatcher's sigtimedwait; every
   // thread (sampling, control socket, vCPUs) must block them from the
   // start, or the default action would end the process from one of them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  BlockStopSignals();
   absl::StatusOr<RunOptions> resolved = ResolveRunOptions(flags);
   if (!resolved.ok()) return Fail(resolved.status(), kExitBadInput);
   RunOptions& options = *resolved;

@@ -105,12 +105,11 @@ TEST(ControlSocket, IdleClientsDoNotHideTheServerFromOthers) {
     ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     idle.push_back(fd);
   }
-  const absl::Time start = absl::Now();
+  // Served within the client's 5 s, not after the idle ones time out one
+  // after another (1 s each: 200 s with a server that serves in turn).
   absl::StatusOr<std::string> reply = ControlRequest((*server)->path(), "report", absl::Seconds(5));
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_EQ(*reply, "you said report");
-  // Served before the idle ones time out (1 s each, 200 s in a row before).
-  EXPECT_LT(absl::Now() - start, ControlServer::kRequestTimeout);
   for (int fd : idle) close(fd);
   std::filesystem::remove_all(dir);
 }
