@@ -3,7 +3,8 @@
 # needs the main build for its guest payloads):
 #  1. clang with ASan+UBSan and libFuzzer instrumentation (build-asan/): the
 #     unit tests but the simulator acceptance runs, a fixed subset of the kvm
-#     tests, then every fuzz target for FUZZ_SECONDS (30) on its seed corpus.
+#     tests, then every fuzz target for FUZZ_RUNS (500000) inputs from a
+#     fixed seed, on its seed corpus.
 # No TSan job: Debian's libabsl is not built with TSan, so every access
 # under an absl::Mutex is reported as a race (docs/hardening.md).
 # Any sanitizer report or fuzzer crash fails the job.
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MAIN=${BUILD_DIR:-build}
 PAYLOADS=$(realpath "$MAIN/guest-tools")
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_RUNS=${FUZZ_RUNS:-500000}
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
@@ -35,9 +36,13 @@ for target in trace run_config topology daemon_config elf proc control_reply; do
   extra=()
   [ "$target" = elf ] && extra=("$PAYLOADS")
   log="$ASAN/fuzz-$target.log"
-  # New inputs go to a temporary directory, never into the tree; a crashing
-  # input is kept in the build directory ($ASAN/fuzz-crash-TARGET-*).
-  if ! "$ASAN/fuzz/fuzz_$target" -max_total_time="$FUZZ_SECONDS" -max_len=65536       -artifact_prefix="$ASAN/fuzz-crash-$target-" -print_final_stats=1       "$corpus_out/$target" "fuzz/corpus/$target" "${extra[@]}" >"$log" 2>&1; then
+  # A fixed seed and number of runs: the same inputs on every CI run, so a
+  # crash is the code's, not the luck of one run (-max_total_time only caps
+  # a slow machine). New inputs go to a temporary directory, never into the
+  # tree; a crashing input is kept in the build directory.
+  if ! "$ASAN/fuzz/fuzz_$target" -seed=1 -runs="$FUZZ_RUNS" -max_total_time=180 \
+      -max_len=65536 -artifact_prefix="$ASAN/fuzz-crash-$target-" -print_final_stats=1 \
+      "$corpus_out/$target" "fuzz/corpus/$target" "${extra[@]}" >"$log" 2>&1; then
     tail -60 "$log"
     echo "fuzz_$target crashed (input in $ASAN/fuzz-crash-$target-*)"
     exit 1

@@ -1,5 +1,10 @@
 #include "balancer/report/vm_report.h"
 
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +30,47 @@ nlohmann::json NodeMap(const Map& m) {
   return j;
 }
 
+// `v` as an integer of type T: false for anything else (a float, a string,
+// a value out of T's range), never a cast that overflows.
+template <typename T>
+bool IntegerIn(const nlohmann::json& v, T* out) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+    *out = static_cast<T>(u);
+    return true;
+  }
+  if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i < 0 && !std::numeric_limits<T>::is_signed) return false;
+    if (std::numeric_limits<T>::is_signed &&
+        (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+         i > static_cast<int64_t>(std::numeric_limits<T>::max()))) {
+      return false;
+    }
+    *out = static_cast<T>(i);
+    return true;
+  }
+  return false;
+}
+
+// j[key] as an integer of type T; `fallback` when absent; an error when
+// present but not such an integer.
+template <typename T>
+absl::StatusOr<T> IntegerField(const nlohmann::json& j, const char* key,
+                               std::optional<T> fallback) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    return absl::InvalidArgumentError(absl::StrCat("bad VM report: no \"", key, "\""));
+  }
+  T v{};
+  if (!IntegerIn(j[key], &v)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad VM report: \"", key, "\" is not an integer in range"));
+  }
+  return v;
+}
+
 template <typename T>
 absl::StatusOr<std::map<int, T>> NodeMapFrom(const nlohmann::json& j) {
   std::map<int, T> out;
@@ -36,8 +82,9 @@ absl::StatusOr<std::map<int, T>> NodeMapFrom(const nlohmann::json& j) {
     } catch (...) {
       return absl::InvalidArgumentError(absl::StrCat("bad node '", key, "'"));
     }
-    if (!value.is_number()) return absl::InvalidArgumentError("node value is not a number");
-    out[node] = value.template get<T>();
+    T v{};
+    if (!IntegerIn(value, &v)) return absl::InvalidArgumentError("node value is not an integer");
+    out[node] = v;
   }
   return out;
 }
@@ -89,24 +136,42 @@ absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j) {
     r.kind = j.at("kind").get<std::string>();
     r.manager = j.value("manager", std::string());
     r.mode = j.value("mode", std::string());
-    r.pid = j.value("pid", 0);
-    r.vcpus = j.at("vcpus").get<int>();
-    r.memory_bytes = j.at("memory_bytes").get<uint64_t>();
+    absl::StatusOr<int> pid = IntegerField<int>(j, "pid", 0);
+    if (!pid.ok()) return pid.status();
+    r.pid = *pid;
+    absl::StatusOr<int> vcpus = IntegerField<int>(j, "vcpus", std::nullopt);
+    if (!vcpus.ok()) return vcpus.status();
+    r.vcpus = *vcpus;
+    absl::StatusOr<uint64_t> memory = IntegerField<uint64_t>(j, "memory_bytes", std::nullopt);
+    if (!memory.ok()) return memory.status();
+    r.memory_bytes = *memory;
     auto mem = NodeMapFrom<uint64_t>(j.at("memory_per_node"));
     if (!mem.ok()) return mem.status();
     r.memory_per_node = *mem;
     auto vc = NodeMapFrom<int>(j.at("vcpus_per_node"));
     if (!vc.ok()) return vc.status();
     r.vcpus_per_node = *vc;
-    r.home_nodes = j.value("home_nodes", std::vector<int>());
+    if (j.contains("home_nodes")) {
+      if (!j["home_nodes"].is_array())
+        return absl::InvalidArgumentError("bad VM report: home_nodes");
+      for (const nlohmann::json& n : j["home_nodes"]) {
+        int node = 0;
+        if (!IntegerIn(n, &node)) return absl::InvalidArgumentError("bad VM report: home_nodes");
+        r.home_nodes.push_back(node);
+      }
+    }
     r.placement_locality = j.value("placement_locality", 0.0);
     if (j.contains("access_locality") && j["access_locality"].is_number()) {
       r.access_locality = j["access_locality"].get<double>();
     }
-    r.pages_migrated = j.value("pages_migrated", uint64_t{0});
-    r.bytes_migrated = j.value("bytes_migrated", uint64_t{0});
-    r.migration_failures = j.value("migration_failures", uint64_t{0});
-    r.vcpu_moves = j.value("vcpu_moves", uint64_t{0});
+    for (auto [key, field] : {std::pair{"pages_migrated", &r.pages_migrated},
+                              std::pair{"bytes_migrated", &r.bytes_migrated},
+                              std::pair{"migration_failures", &r.migration_failures},
+                              std::pair{"vcpu_moves", &r.vcpu_moves}}) {
+      absl::StatusOr<uint64_t> v = IntegerField<uint64_t>(j, key, uint64_t{0});
+      if (!v.ok()) return v.status();
+      *field = *v;
+    }
     r.balancer_cpu_seconds = j.value("balancer_cpu_seconds", 0.0);
     r.status = j.value("status", std::string());
   } catch (const nlohmann::json::exception& e) {

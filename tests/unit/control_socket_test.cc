@@ -122,6 +122,18 @@ TEST(ControlClient, MalformedReportsAreErrorsOrNotesNeverCrashes) {
   EXPECT_FALSE(ParsePeerReport(R"({"vms": [], "pid": "x"})").ok());
   EXPECT_FALSE(ParsePeerReport(R"({"vms": [], "pid": -4})").ok());
   EXPECT_FALSE(ParsePeerReport(R"({"vms": [], "process": 5})").ok());
+  // Found by fuzz_control_reply: numbers that do not fit (a float cast to
+  // int was undefined behaviour) make that VM entry a problem.
+  const std::string huge = R"({"vms":[{"name":"vm","kind":"numavm","vcpus":1e300,)"
+                           R"("memory_bytes":1,"memory_per_node":{},"vcpus_per_node":{}},)"
+                           R"({"name":"vm2","kind":"numavm","vcpus":1,"memory_bytes":-1,)"
+                           R"("memory_per_node":{},"vcpus_per_node":{}},)"
+                           R"({"name":"vm3","kind":"numavm","vcpus":1,"memory_bytes":1,)"
+                           R"("memory_per_node":{"0":2.5},"vcpus_per_node":{}}]})";
+  absl::StatusOr<PeerReport> odd = ParsePeerReport(huge);
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  EXPECT_TRUE(odd->vms.empty());
+  EXPECT_EQ(odd->problems.size(), 3u);
   absl::StatusOr<PeerReport> one = ParsePeerReport(R"({"vms": [1, {"name": 2}]})");
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_TRUE(one->vms.empty());
