@@ -12,10 +12,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "balancer/balance_mode.h"
 
 namespace numavm {
-
-enum class BalanceMode { kOff, kAdvise, kOn };
 
 // Every decision the balancer counts, by reason (docs/report-format.md
 // explains each). Counted by index in the hot loop; named for reports.
@@ -73,6 +72,14 @@ struct DecisionCounts {
   }
 };
 
+// After one period: locality over the last kLocalityWindow periods, and
+// pages migrated so far.
+struct BalanceSeriesPoint {
+  double seconds = 0;
+  double locality = 0;
+  uint64_t pages_migrated = 0;
+};
+
 struct BalancerCounters {
   uint64_t samples = 0;     // hint faults (or dirty pages) seen
   uint64_t attributed = 0;  // samples with a vCPU and a resident page
@@ -92,10 +99,9 @@ struct BalancerCounters {
   uint64_t state_bytes = 0;      // memory of its per-page and per-vCPU state
   int groups = 0;                // vCPU groups now (vCPUs sharing memory)
   std::vector<int> vcpu_nodes;   // node index each vCPU last ran on (-1: never seen)
-  // (seconds, locality over the last kLocalityWindow periods), one point
-  // per period with attributed samples, at most kSeriesPoints (then every
-  // other point is dropped).
-  std::vector<std::pair<double, double>> locality_series;
+  // One point per period with attributed samples, at most kSeriesPoints
+  // (then every other point is dropped).
+  std::vector<BalanceSeriesPoint> locality_series;
   DecisionCounts decisions;
   uint64_t regions_moved = 0;  // regions whose pages were moved as one batch
   double locality() const {

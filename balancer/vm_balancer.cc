@@ -47,9 +47,10 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
     counters_.window_local += local;
   }
   if (delta.attributed > 0) {
-    counters_.locality_series.emplace_back(absl::ToDoubleSeconds(now), counters_.window_locality());
+    counters_.locality_series.push_back(
+        {absl::ToDoubleSeconds(now), counters_.window_locality(), counters_.pages_migrated});
     if (counters_.locality_series.size() > kSeriesPoints) {
-      std::vector<std::pair<double, double>> half;
+      std::vector<BalanceSeriesPoint> half;
       for (size_t i = 0; i < counters_.locality_series.size(); i += 2) {
         half.push_back(counters_.locality_series[i]);
       }
@@ -290,6 +291,11 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
 BalancerCounters VmBalancer::counters() const {
   absl::MutexLock lock(&mu_);
   return counters_;
+}
+
+uint64_t VmBalancer::pages_migrated() const {
+  absl::MutexLock lock(&mu_);
+  return counters_.pages_migrated;
 }
 
 }  // namespace numavm

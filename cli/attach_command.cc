@@ -10,9 +10,12 @@
 #include "balancer/control/control_client.h"
 #include "balancer/control/control_socket.h"
 #include "balancer/libvirt/domain_manager.h"
+#include "balancer/libvirt/pinning_record.h"
+#include "balancer/libvirt/qemu_process.h"
 #include "base/size.h"
 #include "cli/exit_codes.h"
 #include "cli/libvirt_commands.h"
+#include "cli/report_envelope.h"
 #include "cli/run_options.h"
 #include "cli/service_loop.h"
 
@@ -26,28 +29,51 @@ int Fail(const char* who, const absl::Status& s, int code = kExitBadInput) {
 
 void Log(const std::string& line) { std::fprintf(stderr, "numavm attach: %s\n", line.c_str()); }
 
+// Puts back the pinning a dead numavm saved, if the domain still runs in
+// the same QEMU process (a restarted domain has libvirt's pinning again).
+absl::Status RestoreSavedPinning(const SavedPinning& saved, const std::string& uri) {
+  absl::StatusOr<LibvirtConnection> conn = LibvirtConnection::Open(uri);
+  if (!conn.ok()) return conn.status();
+  absl::StatusOr<LibvirtDomain> dom = conn->Lookup(saved.name);
+  if (dom.ok() && dom->uuid() == saved.uuid && dom->active()) {
+    absl::StatusOr<pid_t> qemu = FindQemuProcess(saved.uuid);
+    if (qemu.ok() && *qemu == saved.qemu_pid) {
+      for (int v = 0; v < static_cast<int>(saved.pinning.size()); ++v) {
+        if (absl::Status s = dom->PinVcpu(v, saved.pinning[v], conn->host_cpus()); !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
+  // Restored, or nothing left to restore (gone, restarted): the record goes.
+  return RemoveStaleRecord(RuntimeDir(), saved.uuid);
+}
+
 }  // namespace
 
 int AttachCommand(const AttachFlags& flags) {
   if (flags.all == !flags.domains.empty()) {
     return Fail("attach", absl::InvalidArgumentError("name the domains to attach, or give --all"));
   }
-  absl::StatusOr<DomainMode> mode = ParseDomainMode(flags.mode);
-  if (!mode.ok()) return Fail("attach", mode.status());
+  absl::StatusOr<BalanceMode> mode = ParseDomainBalance(flags.balance);
+  if (!mode.ok()) {
+    return Fail("attach",
+                absl::InvalidArgumentError(absl::StrCat("--balance: ", mode.status().message())));
+  }
   absl::StatusOr<absl::Duration> interval = ParseTimeout(flags.interval);
   if (!interval.ok() || *interval < absl::Milliseconds(100)) {
     return Fail("attach", absl::InvalidArgumentError(absl::StrCat(
-                              "--interval '", flags.interval, "': want e.g. 5s, at least 100ms")));
+                              "--interval: '", flags.interval, "': want e.g. 5s, at least 100ms")));
   }
-  absl::StatusOr<uint64_t> rate = ParseSize(flags.migrate_rate);
-  if (!rate.ok() || *rate == 0) {
-    return Fail("attach", absl::InvalidArgumentError(absl::StrCat(
-                              "--migrate-rate '", flags.migrate_rate, "': want e.g. 64M")));
-  }
+  absl::StatusOr<uint64_t> rate = ParseMigrateRate("--migrate-rate", flags.migrate_rate);
+  if (!rate.ok()) return Fail("attach", rate.status());
   absl::Duration duration = absl::InfiniteDuration();
   if (!flags.duration.empty()) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(flags.duration);
-    if (!d.ok()) return Fail("attach", d.status());
+    if (!d.ok()) {
+      return Fail("attach",
+                  absl::InvalidArgumentError(absl::StrCat("--duration: ", d.status().message())));
+    }
     duration = *d;
   }
   if (flags.report != "table" && flags.report != "json") {
@@ -58,8 +84,14 @@ int AttachCommand(const AttachFlags& flags) {
   ManagerOptions options;
   options.uri = flags.connect;
   options.domain.mode = *mode;
+  options.domain.override_pinning = flags.override_pinning;
+  options.domain.runtime_dir = RuntimeDir();
+  if (absl::Status s = EnsureRuntimeDir(options.domain.runtime_dir); !s.ok()) {
+    return Fail("attach", s, kExitHostError);
+  }
   options.migrate_bytes_per_second = *rate;
   options.manager_name = "numavm attach";
+  options.keep_released_reports = true;
   DomainManager manager(HostTopologyOrOneNode("numavm attach"), options, Log);
   if (absl::Status s = manager.Attach(flags.all ? std::vector<std::string>{} : flags.domains);
       !s.ok()) {
@@ -73,8 +105,8 @@ int AttachCommand(const AttachFlags& flags) {
   if (!control.ok())
     Log(absl::StrCat("no control socket (numavm report will not see this): ",
                      control.status().message()));
-  Log(absl::StrCat("attached ", absl::StrJoin(manager.Attached(), ", "), " (", flags.mode,
-                   ", every ", absl::FormatDuration(*interval),
+  Log(absl::StrCat("attached ", absl::StrJoin(manager.Attached(), ", "), " (--balance ",
+                   BalanceModeName(*mode), ", every ", absl::FormatDuration(*interval),
                    "); Ctrl-C or 'numavm detach' restores their vCPU pinning"));
 
   const absl::Time start = absl::Now();
@@ -95,13 +127,14 @@ int AttachCommand(const AttachFlags& flags) {
     }
     if (absl::Now() >= end) break;
   }
-  std::vector<VmReport> reports = manager.Reports();
   manager.DetachAll();
-  for (VmReport& r : reports) r.status = "detached (vCPU pinning restored)";
+  // Every domain this process balanced: detached now, by 'numavm detach'
+  // or gone before.
+  const std::vector<VmReport> reports = manager.ReleasedReports();
   if (flags.report == "json") {
-    nlohmann::json j = nlohmann::json::array();
-    for (const VmReport& r : reports) j.push_back(ToJson(r));
-    std::cout << j.dump(2) << std::endl;
+    nlohmann::json vms = nlohmann::json::array();
+    for (const VmReport& r : reports) vms.push_back(ToJson(r));
+    std::cout << WithReportEnvelope("attach", {{"vms", vms}}).dump(2) << std::endl;
   } else {
     std::cout << ReportsToTable(reports) << std::flush;
   }
@@ -141,6 +174,22 @@ int DetachCommand(const DetachFlags& flags) {
         ++failed;
       }
     }
+  }
+  // Domains whose numavm is gone (kill -9, a crash) but whose original
+  // pinning it saved: put that back here.
+  for (const SavedPinning& saved : StaleRecords(RuntimeDir())) {
+    auto it = std::find(pending.begin(), pending.end(), saved.name);
+    if (!flags.all && it == pending.end()) continue;
+    if (absl::Status s = RestoreSavedPinning(saved, flags.connect); s.ok()) {
+      std::printf("restored the vCPU pinning of %s saved by numavm pid %d, which is gone\n",
+                  saved.name.c_str(), saved.pid);
+      ++detached;
+    } else {
+      std::fprintf(stderr, "numavm detach: %s: %s\n", saved.name.c_str(),
+                   std::string(s.message()).c_str());
+      ++failed;
+    }
+    if (it != pending.end()) pending.erase(it);
   }
   for (const std::string& name : pending) {
     std::fprintf(stderr, "numavm detach: no numavm process has '%s' attached\n", name.c_str());

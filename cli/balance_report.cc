@@ -5,6 +5,19 @@
 #include "base/size.h"
 
 namespace numavm {
+namespace {
+
+// Access locality over the recent window, one named point per period.
+nlohmann::json LocalitySeries(const BalancerCounters& c) {
+  nlohmann::json series = nlohmann::json::array();
+  for (const BalanceSeriesPoint& p : c.locality_series) {
+    series.push_back(
+        {{"seconds", p.seconds}, {"locality", p.locality}, {"pages_migrated", p.pages_migrated}});
+  }
+  return series;
+}
+
+}  // namespace
 
 nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
   auto ratio = [](uint64_t attributed, double value) {
@@ -29,16 +42,51 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"move_cpu_seconds", absl::ToDoubleSeconds(c.move_cpu_time)},
           {"state_bytes", c.state_bytes},
           {"vcpu_nodes", c.vcpu_nodes},
-          {"locality_series", c.locality_series},
+          {"locality_series", LocalitySeries(c)},
           {"regions_moved", c.regions_moved},
           {"decisions", c.decisions.ByName()}};
+}
+
+std::string BalanceVerdict(const BalancerCounters& c, BalanceMode mode) {
+  if (c.attributed == 0 || c.locality_series.empty()) {
+    return "nothing attributed was sampled: access locality unknown";
+  }
+  const double start = c.locality_series.front().locality;
+  const double end = c.window_attributed ? c.window_locality() : c.locality();
+  std::string out = absl::StrFormat("access locality %.1f%% -> %.1f%%", 100 * start, 100 * end);
+  if (end > start) {
+    // When the series first got 90% of the way from start to end.
+    const double target = start + 0.9 * (end - start);
+    const double t0 = c.locality_series.front().seconds;
+    for (const BalanceSeriesPoint& p : c.locality_series) {
+      if (p.locality >= target - 1e-12) {
+        absl::StrAppend(&out, absl::StrFormat(" (90%% of the way after %.0f s)", p.seconds - t0));
+        break;
+      }
+    }
+  }
+  if (mode == BalanceMode::kOn) {
+    absl::StrAppend(&out, ", ", FormatSize(c.bytes_migrated), " moved (", c.pages_migrated,
+                    " pages), ", c.vcpu_moves, " vCPU moves");
+  } else {
+    absl::StrAppend(&out, ", nothing moved (--balance ", BalanceModeName(mode), ")");
+  }
+  return out;
 }
 
 std::string BalancerCountersText(const BalancerCounters& c) {
   std::string out;
   if (c.attributed) {
-    absl::StrAppend(&out, absl::StrFormat("access locality %.1f%% (%u of %u attributed samples",
-                                          100.0 * c.locality(), c.local, c.attributed));
+    absl::StrAppend(&out,
+                    absl::StrFormat("access locality %.1f%% (%u local of %u attributed samples",
+                                    100.0 * c.locality(), c.local, c.attributed));
+    if (c.samples > c.attributed) {
+      // Samples of a page that was not resident by the time the balancer
+      // looked, or of no known vCPU, cannot be local or remote.
+      absl::StrAppend(&out,
+                      absl::StrFormat("; %u of the %u samples had no vCPU or no resident page",
+                                      c.samples - c.attributed, c.samples));
+    }
     if (c.window_attributed) {
       absl::StrAppend(&out, absl::StrFormat("; recent %.1f%%", 100.0 * c.window_locality()));
     }

@@ -16,6 +16,10 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c);
 // "access locality 93.0% (... recent 99.1%), 120 pages migrated (480K),
 // 0 failed, 1 vCPU moves, 2 groups, balancer CPU 0.004 s"
 std::string BalancerCountersText(const BalancerCounters& c);
+// One line a user reads first: "access locality 50.0% -> 99.2% (90% of the
+// way after 41 s), 3.1 GiB moved (812,000 pages), 2 vCPU moves", or why
+// there is none.
+std::string BalanceVerdict(const BalancerCounters& c, BalanceMode mode);
 // "memory per model node: 0:1 GiB 1:0 B" (replay and simulate).
 std::string ModelMemoryText(const std::vector<uint64_t>& pages_per_node);
 

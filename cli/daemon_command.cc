@@ -81,6 +81,12 @@ int DaemonCommand(const DaemonFlags& flags) {
   ManagerOptions options;
   options.uri = config->connect;
   options.domain.mode = config->mode;
+  options.domain.override_pinning = flags.override_pinning;
+  options.domain.runtime_dir = RuntimeDir();
+  if (absl::Status s = EnsureRuntimeDir(options.domain.runtime_dir); !s.ok()) {
+    std::fprintf(stderr, "numavm daemon: %s\n", std::string(s.message()).c_str());
+    return kExitHostError;
+  }
   options.migrate_bytes_per_second = config->migrate_bytes_per_second;
   options.manager_name = "numavm daemon";
   DomainManager manager(HostTopologyOrOneNode("numavm daemon"), options, Log);
@@ -144,11 +150,10 @@ int DaemonCommand(const DaemonFlags& flags) {
         start_metrics(*fresh);
       }
       if (fresh->connect != config->connect) Log("SIGHUP: a new connect URI needs a restart");
-      const bool enforce = fresh->mode == DomainMode::kEnforce;
       *config = *fresh;
       detached_all = false;
-      Log(absl::StrCat("SIGHUP: config reloaded (", enforce ? "enforce" : "advise", ", every ",
-                       absl::FormatDuration(config->interval), ", domains: ",
+      Log(absl::StrCat("SIGHUP: config reloaded (balance ", BalanceModeName(fresh->mode),
+                       ", every ", absl::FormatDuration(config->interval), ", domains: ",
                        config->domains.empty() ? "all" : absl::StrJoin(config->domains, ","), ")"));
     }
     if (absl::Now() >= end) break;

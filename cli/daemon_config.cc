@@ -20,17 +20,15 @@ absl::Status Bad(absl::string_view source, absl::string_view what) {
 absl::Status SetInterval(absl::string_view text, DaemonConfig& c) {
   absl::StatusOr<absl::Duration> d = ParseTimeout(text);
   if (!d.ok() || *d < absl::Milliseconds(100)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("interval '", text, "': want e.g. 5s, at least 100ms"));
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "': want e.g. 5s, at least 100ms"));
   }
   c.interval = *d;
   return absl::OkStatus();
 }
 
-absl::Status SetRate(absl::string_view text, DaemonConfig& c) {
-  absl::StatusOr<uint64_t> r = ParseSize(text);
-  if (!r.ok() || *r == 0)
-    return absl::InvalidArgumentError(absl::StrCat("migrate rate '", text, "': want e.g. 64M"));
+absl::Status SetRate(absl::string_view name, absl::string_view text, DaemonConfig& c) {
+  absl::StatusOr<uint64_t> r = ParseMigrateRate(name, text);
+  if (!r.ok()) return r.status();
   c.migrate_bytes_per_second = *r;
   return absl::OkStatus();
 }
@@ -60,8 +58,9 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
   absl::StatusOr<const toml::table*> metrics = TomlTable(*t, "metrics", source);
   if (!metrics.ok()) return metrics.status();
   if (const toml::table* d = *daemon) {
-    if (absl::Status s = CheckTomlKeys(
-            *d, {"connect", "mode", "interval", "migrate_rate", "domains"}, "[daemon]", source);
+    if (absl::Status s =
+            CheckTomlKeys(*d, {"connect", "balance", "mode", "interval", "migrate_rate", "domains"},
+                          "[daemon]", source);
         !s.ok()) {
       return s;
     }
@@ -69,22 +68,31 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
         TomlString(*d, "connect", "daemon.connect", source);
     if (!connect.ok()) return connect.status();
     if (*connect) c.connect = **connect;
-    if (const toml::node* n = d->get("mode")) {
+    if (d->get("balance") != nullptr && d->get("mode") != nullptr) {
+      return Bad(source,
+                 "daemon.balance and daemon.mode (its old name) are both set; keep balance");
+    }
+    for (const char* key : {"balance", "mode"}) {
+      const toml::node* n = d->get(key);
+      if (n == nullptr) continue;
       auto v = n->value<std::string>();
-      if (!v) return Bad(source, "daemon.mode must be \"advise\" or \"enforce\"");
-      absl::StatusOr<DomainMode> m = ParseDomainMode(*v);
-      if (!m.ok()) return Bad(source, m.status().message());
+      if (!v)
+        return Bad(source, absl::StrCat("daemon.", key, " must be \"off\", \"advise\" or \"on\""));
+      absl::StatusOr<BalanceMode> m = ParseDomainBalance(*v);
+      if (!m.ok()) return Bad(source, absl::StrCat("daemon.", key, ": ", m.status().message()));
       c.mode = *m;
     }
     if (const toml::node* n = d->get("interval")) {
       auto v = n->value<std::string>();
       if (!v) return Bad(source, "daemon.interval must be a duration string such as \"5s\"");
-      if (absl::Status s = SetInterval(*v, c); !s.ok()) return Bad(source, s.message());
+      if (absl::Status s = SetInterval(*v, c); !s.ok())
+        return Bad(source, absl::StrCat("daemon.interval: ", s.message()));
     }
     if (const toml::node* n = d->get("migrate_rate")) {
       auto v = n->value<std::string>();
       if (!v) return Bad(source, "daemon.migrate_rate must be a size string such as \"64M\"");
-      if (absl::Status s = SetRate(*v, c); !s.ok()) return Bad(source, s.message());
+      if (absl::Status s = SetRate("daemon.migrate_rate", *v, c); !s.ok())
+        return Bad(source, s.message());
     }
     if (const toml::node* n = d->get("domains")) {
       const toml::array* a = n->as_array();
@@ -120,9 +128,10 @@ absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
     if (absl::Status s = ApplyDaemonToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   if (!flags.connect.empty()) c.connect = flags.connect;
-  if (!flags.mode.empty()) {
-    absl::StatusOr<DomainMode> m = ParseDomainMode(flags.mode);
-    if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("--mode: ", m.status().message()));
+  if (!flags.balance.empty()) {
+    absl::StatusOr<BalanceMode> m = ParseDomainBalance(flags.balance);
+    if (!m.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--balance: ", m.status().message()));
     c.mode = *m;
   }
   if (!flags.interval.empty()) {
@@ -131,9 +140,7 @@ absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
     }
   }
   if (!flags.migrate_rate.empty()) {
-    if (absl::Status s = SetRate(flags.migrate_rate, c); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--migrate-rate: ", s.message()));
-    }
+    if (absl::Status s = SetRate("--migrate-rate", flags.migrate_rate, c); !s.ok()) return s;
   }
   if (!flags.domains.empty()) c.domains = flags.domains;
   if (!flags.metrics_address.empty()) c.metrics_address = flags.metrics_address;

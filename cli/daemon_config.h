@@ -17,7 +17,7 @@ namespace numavm {
 
 struct DaemonConfig {
   std::string connect;  // empty: libvirt's default URI
-  DomainMode mode = DomainMode::kEnforce;
+  BalanceMode mode = BalanceMode::kOn;
   absl::Duration interval = absl::Seconds(5);
   uint64_t migrate_bytes_per_second = 64ull << 20;
   std::vector<std::string> domains;  // empty: every running domain

@@ -10,7 +10,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitGuestFailed = 1;  // the guest exited non-zero
 inline constexpr int kExitBadInput = 2;     // flags, config, payload, host limits
 inline constexpr int kExitGuestFault = 3;   // the guest broke the rules; stopped
-inline constexpr int kExitTimeout = 4;      // --timeout passed; stopped
+inline constexpr int kExitTimeout = 4;      // --duration passed; stopped
 inline constexpr int kExitHostError = 5;    // KVM or another host failure; a lost --record
 inline constexpr int kExitInterrupted = 130;
 
@@ -37,12 +37,13 @@ inline constexpr const char* kExitCodeHelp =
     "(flags, config, payload, host limits); 3 guest fault (unknown port, "
     "access outside RAM, CPU exception, triple fault, console flood), VM "
     "stopped; 4 "
-    "--timeout passed, VM stopped; 5 host error (KVM, or the --record file could not be "
-    "written: the report is still printed); 130 interrupted.";
+    "--duration passed, VM stopped; 5 host error (KVM, or the --record or --plot file could "
+    "not be written: the report is still printed); 130 interrupted.";
 
 // The statuses each other command can end with (`run`'s: kExitCodeHelp).
 inline constexpr const char* kReplayExitHelp =
-    "Exit status: 0 done; 2 bad input (flags, trace, topology; one line on stderr).";
+    "Exit status: 0 done; 2 bad input (flags, trace, topology; one line on stderr); 5 the "
+    "--plot file could not be written (the report is still printed).";
 inline constexpr const char* kAttachExitHelp =
     "Exit status: 0 stopped by SIGTERM, --duration or 'numavm detach'; 2 bad input (flags, "
     "a domain that is not running); 5 host error (libvirt unreachable); 130 interrupted "

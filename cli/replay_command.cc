@@ -12,6 +12,8 @@
 #include "base/size.h"
 #include "cli/balance_report.h"
 #include "cli/exit_codes.h"
+#include "cli/report_envelope.h"
+#include "cli/report_plot.h"
 #include "cli/run_options.h"
 
 namespace numavm {
@@ -64,7 +66,8 @@ nlohmann::json ToJson(const AccessTrace& trace, const ReplayFlags& flags,
                                                    : nlohmann::json(nullptr)}};
   nlohmann::json series = nlohmann::json::array();
   for (const LocalityPoint& p : r.series) {
-    series.push_back({{"seconds", p.seconds}, {"locality", p.locality}});
+    series.push_back(
+        {{"seconds", p.seconds}, {"locality", p.locality}, {"pages_migrated", p.pages_migrated}});
   }
   j["ground_truth"]["locality_series"] = series;
   j["versus_best"] = {{"final_locality_ratio", Ratio(r.final_locality, r.best.locality)},
@@ -128,13 +131,15 @@ int ReplayCommand(const ReplayFlags& flags) {
   absl::StatusOr<BalanceMode> mode = ParseBalanceMode(flags.balance);
   if (!mode.ok()) return Fail(mode.status());
   options.mode = *mode;
-  absl::StatusOr<uint64_t> rate = ParseSize(flags.migrate_rate);
+  absl::StatusOr<uint64_t> rate = ParseMigrateRate("--migrate-rate", flags.migrate_rate);
   if (!rate.ok()) return Fail(rate.status());
-  if (*rate == 0) return Fail(absl::InvalidArgumentError("--migrate-rate must be above 0"));
   options.migrate_bytes_per_second = *rate;
   if (flags.report != "table" && flags.report != "json") {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("unknown report format '", flags.report, "' (want table or json)")));
+  }
+  if (!flags.plot.empty()) {
+    if (absl::Status s = CheckPlotPath(flags.plot); !s.ok()) return Fail(s);
   }
   absl::StatusOr<Topology> topology = LoadTopologyFile(flags.topology_path);
   if (!topology.ok()) return Fail(topology.status());
@@ -142,12 +147,14 @@ int ReplayCommand(const ReplayFlags& flags) {
   if (!trace.ok()) return Fail(trace.status());
   absl::StatusOr<ReplayResult> result = Replay(*trace, *topology, options);
   if (!result.ok()) return Fail(result.status());
+  const nlohmann::json report =
+      WithReportEnvelope("replay", ToJson(*trace, flags, options, *result));
   if (flags.report == "json") {
-    std::cout << ToJson(*trace, flags, options, *result).dump(2) << std::endl;
+    std::cout << report.dump(2) << std::endl;
   } else {
     std::cout << ToTable(*trace, flags, options, *result) << std::flush;
   }
-  return kExitOk;
+  return PlotIfAsked("replay", report, flags.plot);
 }
 
 }  // namespace numavm

@@ -15,6 +15,7 @@ struct ReplayFlags {
   std::string first_touch = "boot";
   std::string balance = "on";
   std::string migrate_rate = "256M";
+  std::string plot;  // --plot FILE.svg; empty: none
 };
 
 int ReplayCommand(const ReplayFlags& flags);

@@ -10,6 +10,7 @@
 #include "balancer/libvirt/attached_domain.h"
 #include "cli/exit_codes.h"
 #include "cli/libvirt_commands.h"
+#include "cli/report_envelope.h"
 #include "cli/run_options.h"
 #include "cli/service_loop.h"
 
@@ -61,7 +62,7 @@ void FromLibvirt(const ReportFlags& flags, const Topology& topology, Collected& 
     for (const VmReport& r : out.vms) managed |= r.kind == "libvirt" && r.name == name;
     if (managed) continue;
     absl::StatusOr<std::unique_ptr<AttachedDomain>> a =
-        AttachedDomain::Attach(*conn, std::move(d), topology, {DomainMode::kAdvise});
+        AttachedDomain::Attach(*conn, std::move(d), topology, {BalanceMode::kOff});
     if (!a.ok()) {
       out.notes.push_back(absl::StrCat(name, ": ", a.status().message()));
       continue;
@@ -76,10 +77,10 @@ void FromLibvirt(const ReportFlags& flags, const Topology& topology, Collected& 
 }
 
 void Print(const ReportFlags& flags, const Collected& c) {
-  if (flags.json) {
+  if (flags.report == "json") {
     nlohmann::json j = {{"vms", nlohmann::json::array()}, {"notes", c.notes}};
     for (const VmReport& r : c.vms) j["vms"].push_back(ToJson(r));
-    std::cout << j.dump(2) << std::endl;
+    std::cout << WithReportEnvelope("report", std::move(j)).dump(2) << std::endl;
     return;
   }
   if (c.vms.empty()) {
@@ -112,7 +113,7 @@ int ReportCommand(const ReportFlags& flags) {
     Collected c;
     FromNumavmProcesses(c);
     if (!flags.no_libvirt) FromLibvirt(flags, topology, c);
-    if (every > absl::ZeroDuration() && !flags.json) {
+    if (every > absl::ZeroDuration() && flags.report != "json") {
       std::cout << "\n"
                 << absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone())
                 << "\n";

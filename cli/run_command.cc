@@ -28,6 +28,9 @@
 #include "cli/periodic.h"
 #include "cli/placement_locality.h"
 #include "cli/placement_observer.h"
+#include "cli/report_envelope.h"
+#include "cli/report_plot.h"
+#include "cli/run_progress.h"
 #include "cli/run_registration.h"
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
@@ -80,7 +83,7 @@ int RunCommand(const RunFlags& flags) {
     topology = Topology{{NumaNode{0, {}, 0, 0}}, {{10}}};
     summary.notes.push_back(absl::StrCat("host topology: ", topology.status().message()));
   }
-  summary.host_nodes = topology->node_count();
+  for (const NumaNode& n : topology->nodes) summary.host_nodes.push_back(n.id);
   const std::vector<int> cpu_nodes = topology->CpuNodeIds();
   if (options.placement != StaticPlacement::kNone && cpu_nodes.size() <= 1) {
     summary.notes.push_back(
@@ -204,11 +207,19 @@ int RunCommand(const RunFlags& flags) {
     }
   }
   // Visible to `numavm report` while it runs.
-  std::unique_ptr<ControlServer> registration = RegisterRunVm(
-      {absl::StrCat(options.payload.find('/') == std::string::npos ? options.payload : "custom",
-                    "-", getpid()),
-       std::string(BalanceModeName(options.balance.mode)), &*topology, vm->get(), &view, &balancer,
-       BackingAlignment(options.vm.backing)});
+  const RunRegistrationInputs registration_inputs{
+      !options.name.empty()
+          ? options.name
+          : absl::StrCat(
+                options.payload.find('/') == std::string::npos ? options.payload : "custom", "-",
+                getpid()),
+      std::string(BalanceModeName(options.balance.mode)),
+      &*topology,
+      vm->get(),
+      &view,
+      &balancer,
+      BackingAlignment(options.vm.backing)};
+  std::unique_ptr<ControlServer> registration = RegisterRunVm(registration_inputs);
   // The churn runs on its own clock, whatever the sampler does.
   std::atomic<bool> churning{churn != nullptr && churn->possible()};
   std::thread churn_thread;
@@ -223,31 +234,19 @@ int RunCommand(const RunFlags& flags) {
   {
     SignalWatcher watcher(**vm);
     std::unique_ptr<Periodic> live;
-    if (options.stats_interval > absl::ZeroDuration()) {
+    // Progress: every --stats-interval; on a terminal, by default.
+    const absl::Duration progress =
+        options.stats_interval_given
+            ? options.stats_interval
+            : (isatty(STDERR_FILENO) ? kTerminalProgressInterval : absl::ZeroDuration());
+    if (progress > absl::ZeroDuration()) {
       live = std::make_unique<Periodic>(
-          options.stats_interval, PrintLine([&] {
-            std::string line = absl::StrFormat("numavm: %.1fs guest bytes",
-                                               absl::ToDoubleSeconds((*vm)->Elapsed()));
-            for (uint64_t b : (*vm)->channel().ProgressBytes()) {
-              absl::StrAppend(&line, " ", FormatSize(b));
-            }
-            if (*sampler) {
-              SamplerStats st = (*sampler)->stats();
-              BalancerCounters bc = balancer.counters();
-              absl::StrAppend(
-                  &line,
-                  absl::StrFormat(
-                      " | %u samples, locality %s (recent %s), %u pages migrated, %u vCPU "
-                      "moves, scan period %s",
-                      st.samples,
-                      bc.attributed ? absl::StrFormat("%.1f%%", 100 * bc.locality()) : "-",
-                      bc.window_attributed ? absl::StrFormat("%.1f%%", 100 * bc.window_locality())
-                                           : "-",
-                      bc.pages_migrated, bc.vcpu_moves,
-                      absl::FormatDuration(sampling ? sampling->period()
-                                                    : options.sampling.period)));
-            }
-            return line;
+          progress, PrintLine([&] {
+            const SamplerStats st = *sampler ? (*sampler)->stats() : SamplerStats{};
+            const BalancerCounters bc = balancer.counters();
+            return ProgressLine({(*vm)->Elapsed(), (*vm)->channel().ProgressBytes(),
+                                 *sampler ? &st : nullptr, *sampler ? &bc : nullptr,
+                                 sampling ? sampling->period() : options.sampling.period});
           }));
     }
     // Where the declared memory is, over time (the lab's convergence).
@@ -324,8 +323,8 @@ int RunCommand(const RunFlags& flags) {
       (void)MapResidentPages(ranges.back(), BackingAlignment(options.vm.backing));
     }
   }
+  std::vector<int> vcpu_node_ids;
   {
-    std::vector<int> vcpu_node_ids;
     // Where the balancer last saw the vCPUs; without a balancer (no
     // sampler), where the placement series saw them last.
     for (int n : summary.balance.counters.vcpu_nodes) {
@@ -343,6 +342,15 @@ int RunCommand(const RunFlags& flags) {
   } else {
     summary.memory_error = std::string(usage.status().message());
   }
+  summary.vm = RunVmReport(registration_inputs);
+  summary.vm->status = std::string(RunEndName(summary.outcome.end));
+  if (summary.vm->vcpus_per_node.empty()) {  // the vCPU threads are gone: where they were
+    for (int id : vcpu_node_ids) {
+      if (id >= 0) ++summary.vm->vcpus_per_node[id];
+    }
+    summary.vm->placement_locality =
+        PlacementLocality(summary.vm->vcpus_per_node, summary.vm->memory_per_node);
+  }
   if (options.placement != StaticPlacement::kNone) {
     summary.notes.push_back(absl::StrCat("--placement=", StaticPlacementName(options.placement),
                                          ": ", FormatSize(placement.bound_bytes()),
@@ -353,8 +361,9 @@ int RunCommand(const RunFlags& flags) {
   // Interrupted after the VM stopped: still the report, and the exit status
   // of an interrupted run.
   if (TakeStopSignal() && summary.exit_code == kExitOk) summary.exit_code = kExitInterrupted;
+  const nlohmann::json report = WithReportEnvelope("run", SummaryToJson(summary));
   if (options.report == ReportFormat::kJson) {
-    std::cout << SummaryToJson(summary).dump(2) << std::endl;
+    std::cout << report.dump(2) << std::endl;
   } else {
     std::cout << SummaryToTable(summary) << std::flush;
   }
@@ -362,6 +371,10 @@ int RunCommand(const RunFlags& flags) {
     std::fprintf(stderr, "numavm run: %s\n", summary.outcome.message.c_str());
   }
   if (!record_error.empty()) std::fprintf(stderr, "numavm run: %s\n", record_error.c_str());
+  if (int plotted = PlotIfAsked("run", report, options.plot_path);
+      plotted != kExitOk && summary.exit_code == kExitOk) {
+    summary.exit_code = plotted;
+  }
   if (TakeStopSignal() && summary.exit_code == kExitOk) summary.exit_code = kExitInterrupted;
   return summary.exit_code;
 }

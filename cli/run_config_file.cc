@@ -32,9 +32,13 @@ absl::StatusOr<std::string> SizeString(const toml::node& node, absl::string_view
 }
 
 absl::Status ApplyVm(const toml::table& vm, absl::string_view source, RunOptions& options) {
-  if (absl::Status s = CheckKeys(vm, {"vcpus", "memory", "backing", "timeout"}, "[vm]", source);
+  if (absl::Status s =
+          CheckKeys(vm, {"vcpus", "memory", "backing", "duration", "timeout"}, "[vm]", source);
       !s.ok()) {
     return s;
+  }
+  if (vm.get("duration") != nullptr && vm.get("timeout") != nullptr) {
+    return Bad(source, "vm.duration and vm.timeout (its old name) are both set; keep duration");
   }
   absl::StatusOr<std::optional<int64_t>> vcpus =
       TomlInt(vm, "vcpus", 1, abi::kMaxVcpus, "vm.vcpus", source);
@@ -55,16 +59,18 @@ absl::Status ApplyVm(const toml::table& vm, absl::string_view source, RunOptions
     if (!b.ok()) return TomlError(*vm.get("backing"), b.status().message(), source);
     options.vm.backing = *b;
   }
-  if (const toml::node* n = vm.get("timeout")) {
+  for (const char* key : {"duration", "timeout"}) {
+    const toml::node* n = vm.get(key);
+    if (n == nullptr) continue;
     std::string text;
     if (n->is_string())
       text = **n->as_string();
     else if (n->is_integer())
       text = absl::StrCat(**n->as_integer());
     else
-      return TomlError(*n, "vm.timeout must be a duration such as \"30s\"", source);
+      return TomlError(*n, absl::StrCat("vm.", key, " must be a duration such as \"30s\""), source);
     absl::StatusOr<absl::Duration> t = ParseTimeout(text);
-    if (!t.ok()) return TomlError(*n, absl::StrCat("vm.timeout: ", t.status().message()), source);
+    if (!t.ok()) return TomlError(*n, absl::StrCat("vm.", key, ": ", t.status().message()), source);
     options.vm.timeout = *t;
   }
   return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include "balancer/topology/topology.h"
 #include "base/read_file.h"
 #include "base/size.h"
+#include "cli/report_plot.h"
 #include "cli/run_config_file.h"
 #include "vmm/guest_abi.h"
 
@@ -64,14 +65,18 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     options.balance.mode = *mode;
   }
   if (flags.stats_interval) {
-    absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.stats_interval);
+    // 0: no progress, even on a terminal.
+    absl::StatusOr<absl::Duration> d = *flags.stats_interval == "0"
+                                           ? absl::StatusOr<absl::Duration>(absl::ZeroDuration())
+                                           : ParseTimeout(*flags.stats_interval);
     if (!d.ok())
       return absl::InvalidArgumentError(absl::StrCat("--stats-interval: ", d.status().message()));
-    if (*d < kMinPrintInterval) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--stats-interval: at least ", absl::FormatDuration(kMinPrintInterval)));
+    if (*d != absl::ZeroDuration() && *d < kMinPrintInterval) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--stats-interval: at least ", absl::FormatDuration(kMinPrintInterval), " (or 0: none)"));
     }
     options.stats_interval = *d;
+    options.stats_interval_given = true;
   }
   if (flags.placement_interval) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(*flags.placement_interval);
@@ -85,17 +90,30 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     options.placement_interval = *d;
   }
   options.migrate_churn = flags.migrate_churn;
+  if (flags.name) {
+    if (flags.name->empty() || flags.name->size() > 64 ||
+        flags.name->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789._-") != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--name '", *flags.name, "': want 1-64 letters, digits, '.', '_' or '-'"));
+    }
+    options.name = *flags.name;
+  }
+  if (flags.plot) {
+    if (absl::Status s = CheckPlotPath(*flags.plot); !s.ok()) return s;
+    options.plot_path = *flags.plot;
+    // The memory-per-node panel needs placement over time.
+    if (options.placement_interval == absl::ZeroDuration()) {
+      options.placement_interval = absl::Seconds(1);
+    }
+  }
   if (flags.record) {
     if (flags.record->empty()) return absl::InvalidArgumentError("--record: empty file name");
     options.record_path = *flags.record;
   }
   if (flags.migrate_rate) {
-    absl::StatusOr<uint64_t> rate = ParseSize(*flags.migrate_rate);
-    if (!rate.ok() || *rate == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--migrate-rate: '", *flags.migrate_rate,
-                       "' is not a positive size per second (e.g. 256M)"));
-    }
+    absl::StatusOr<uint64_t> rate = ParseMigrateRate("--migrate-rate", *flags.migrate_rate);
+    if (!rate.ok()) return rate.status();
     options.balance.migrate_bytes_per_second = *rate;
   }
   if (flags.host_migrate_rate) {
@@ -153,7 +171,7 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   if (flags.timeout) {
     absl::StatusOr<absl::Duration> t = ParseTimeout(*flags.timeout);
     if (!t.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--timeout: ", t.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("--duration: ", t.status().message()));
     options.vm.timeout = *t;
   }
   if (flags.quiet_console) options.vm.echo_console = false;
@@ -162,24 +180,13 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<BalanceMode> ParseBalanceMode(absl::string_view name) {
-  if (name == "off") return BalanceMode::kOff;
-  if (name == "advise") return BalanceMode::kAdvise;
-  if (name == "on") return BalanceMode::kOn;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown balance mode '", name, "' (expected on, off or advise)"));
-}
-
-absl::string_view BalanceModeName(BalanceMode mode) {
-  switch (mode) {
-    case BalanceMode::kOff:
-      return "off";
-    case BalanceMode::kAdvise:
-      return "advise";
-    case BalanceMode::kOn:
-      return "on";
+absl::StatusOr<uint64_t> ParseMigrateRate(absl::string_view name, absl::string_view text) {
+  absl::StatusOr<uint64_t> rate = ParseSize(text);
+  if (!rate.ok() || *rate == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": '", text, "' is not a positive size per second (e.g. 256M)"));
   }
-  return "?";
+  return *rate;
 }
 
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {

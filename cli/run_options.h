@@ -40,8 +40,6 @@ struct BalanceOptions {
   // Shared by all numavm processes on the host (host_budget.h); 0: none.
   uint64_t host_migrate_bytes_per_second = 1ull << 30;
 };
-absl::StatusOr<BalanceMode> ParseBalanceMode(absl::string_view name);
-absl::string_view BalanceModeName(BalanceMode mode);
 
 struct RunOptions {
   VmConfig vm;
@@ -51,10 +49,15 @@ struct RunOptions {
   SamplingOptions sampling;
   BalanceOptions balance;
   absl::Duration stats_interval = absl::ZeroDuration();  // 0: no live stats
+  // --stats-interval was given (0 included); else progress is printed on
+  // a terminal only (cli/run_progress.h).
+  bool stats_interval_given = false;
   // 0: none; else the declared memory's placement recorded this often
   // (placement_series in the JSON report).
   absl::Duration placement_interval = absl::ZeroDuration();
   std::string record_path;     // --record: the sampled access stream goes here
+  std::string name;            // --name; empty: PAYLOAD-PID
+  std::string plot_path;       // --plot FILE.svg (cli/report_plot.h)
   bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
 };
 
@@ -86,6 +89,8 @@ struct RunFlags {
   std::optional<std::string> stats_interval;
   std::optional<std::string> placement_interval;
   std::optional<std::string> record;
+  std::optional<std::string> name;
+  std::optional<std::string> plot;
   bool migrate_churn = false;
 };
 
@@ -113,6 +118,10 @@ inline constexpr absl::Duration kMaxDuration = absl::Hours(24 * 100);
 inline constexpr absl::Duration kMinPrintInterval = absl::Milliseconds(100);
 
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text);
+
+// --migrate-rate, wherever it is taken: a size per second above 0; the
+// error names the flag (or config key) `name`.
+absl::StatusOr<uint64_t> ParseMigrateRate(absl::string_view name, absl::string_view text);
 
 // Payload arguments as the guest reads them: "key=value ..." where every
 // value is a whole number with an optional K, M or G suffix.

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/size.h"
 #include "cli/balance_report.h"
 
@@ -27,10 +28,11 @@ nlohmann::json ProgressSeries(const VcpuRecord& v) {
   size_t n = v.progress.size();
   size_t step = n > kMaxProgressPoints ? (n + kMaxProgressPoints - 1) / kMaxProgressPoints : 1;
   for (size_t i = 0; i < n; i += step) {
-    series.push_back({Seconds(v.progress[i].at), v.progress[i].bytes});
+    series.push_back({{"seconds", Seconds(v.progress[i].at)}, {"bytes", v.progress[i].bytes}});
   }
   if (n > 0 && (n - 1) % step != 0) {
-    series.push_back({Seconds(v.progress.back().at), v.progress.back().bytes});
+    series.push_back(
+        {{"seconds", Seconds(v.progress.back().at)}, {"bytes", v.progress.back().bytes}});
   }
   return series;
 }
@@ -54,6 +56,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   j["startup_seconds"] =
       s.outcome.startup ? nlohmann::json(Seconds(*s.outcome.startup)) : nlohmann::json(nullptr);
   j["host_nodes"] = s.host_nodes;
+  j["vm"] = s.vm ? ToJson(*s.vm) : nlohmann::json(nullptr);
   nlohmann::json cells = nlohmann::json::array();
   for (const CellConfig& c : o.vm.cells) {
     cells.push_back({{"memory_bytes", c.memory_bytes}, {"vcpus", c.vcpus}});
@@ -153,19 +156,40 @@ std::string SummaryToTable(const RunSummary& s) {
                   StaticPlacementName(o.placement), ")\n");
   absl::StrAppend(&out, "end:       ", RunEndName(s.outcome.end), " - ", s.outcome.message,
                   " (exit ", s.exit_code, ")\n");
+  if (s.sampling.sampler != "off") {
+    absl::StrAppend(&out, "verdict:   ", BalanceVerdict(s.balance.counters, o.balance.mode), "\n");
+  }
+  if (!o.vm.cells.empty()) {
+    absl::StrAppend(&out, "cells:    ");
+    for (size_t c = 0; c < o.vm.cells.size(); ++c) {
+      absl::StrAppend(&out, c == 0 ? " " : "; ", "cell ", c, ": ",
+                      FormatSize(o.vm.cells[c].memory_bytes), ", vCPUs ",
+                      absl::StrJoin(o.vm.cells[c].vcpus, ","));
+    }
+    absl::StrAppend(&out, "\n");
+  }
   absl::StrAppend(&out, absl::StrFormat("elapsed:   %.3f s", Seconds(s.outcome.elapsed)));
   if (s.outcome.startup) {
     absl::StrAppend(&out, absl::StrFormat("; start-up to first guest instruction %.1f ms",
                                           Seconds(*s.outcome.startup) * 1e3));
   }
-  absl::StrAppend(&out, "\n\n",
-                  absl::StrFormat("%-5s %14s %14s %6s\n", "vCPU", "bytes", "throughput", "exit"));
+  absl::StrAppend(
+      &out, "\n\n",
+      absl::StrFormat("%-5s %14s %14s %6s %6s\n", "vCPU", "bytes", "throughput", "exit", "node"));
+  const std::vector<int>& vcpu_nodes = s.balance.counters.vcpu_nodes;  // node indices
   for (size_t i = 0; i < r.vcpus.size(); ++i) {
     const VcpuRecord& v = r.vcpus[i];
+    // Where the balancer last saw it run (a host node id), '-' if never.
+    std::string node = "-";
+    if (i < vcpu_nodes.size() && vcpu_nodes[i] >= 0 &&
+        vcpu_nodes[i] < static_cast<int>(s.host_nodes.size())) {
+      node = absl::StrCat(s.host_nodes[vcpu_nodes[i]]);
+    }
     absl::StrAppend(
-        &out, absl::StrFormat("%-5d %14s %14s %6s\n", static_cast<int>(i), FormatSize(v.bytes()),
-                              Rate(v.BytesPerSecond()),
-                              v.exit_status ? absl::StrCat(*v.exit_status) : std::string("-")));
+        &out,
+        absl::StrFormat("%-5d %14s %14s %6s %6s\n", static_cast<int>(i), FormatSize(v.bytes()),
+                        Rate(v.BytesPerSecond()),
+                        v.exit_status ? absl::StrCat(*v.exit_status) : std::string("-"), node));
   }
   std::map<std::string, uint64_t> sums;
   for (const ResultEntry& e : r.results) sums[e.key] += e.value;

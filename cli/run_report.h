@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "balancer/actuation/page_nodes.h"
+#include "balancer/report/vm_report.h"
 #include "balancer/sampling/access_sampler.h"
 #include "balancer/vm_balancer.h"
 #include "cli/run_options.h"
@@ -59,7 +60,7 @@ struct RunSummary {
   const RunOptions* options = nullptr;
   RunOutcome outcome;
   int exit_code = 0;
-  int host_nodes = 1;
+  std::vector<int> host_nodes;      // the host's node ids
   std::optional<NodeUsage> memory;  // absent if the query failed
   std::string memory_error;
   std::vector<std::string> notes;  // placement notes and warnings
@@ -68,6 +69,9 @@ struct RunSummary {
   std::vector<PlacementPoint> placement_series;  // --placement-interval
   SamplingSummary sampling;
   BalanceSummary balance;
+  // The VM as `numavm report` shows it (the same object as in report and
+  // attach JSON); absent if the VM never started.
+  std::optional<VmReport> vm;
 };
 
 nlohmann::json SummaryToJson(const RunSummary& summary);

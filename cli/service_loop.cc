@@ -12,11 +12,9 @@
 
 namespace numavm {
 
-absl::StatusOr<DomainMode> ParseDomainMode(absl::string_view text) {
-  if (text == "enforce" || text == "on") return DomainMode::kEnforce;
-  if (text == "advise") return DomainMode::kAdvise;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown mode '", text, "' (want advise or enforce)"));
+absl::StatusOr<BalanceMode> ParseDomainBalance(absl::string_view text) {
+  if (text == "enforce") return BalanceMode::kOn;
+  return ParseBalanceMode(text);
 }
 
 SignalWaiter::SignalWaiter() {

@@ -14,8 +14,9 @@
 
 namespace numavm {
 
-// "advise" or "enforce" (also "on").
-absl::StatusOr<DomainMode> ParseDomainMode(absl::string_view text);
+// --balance (and the config's `balance`): off, advise or on; "enforce",
+// the old spelling of "on", is still taken from --mode and `mode`.
+absl::StatusOr<BalanceMode> ParseDomainBalance(absl::string_view text);
 
 // Blocks SIGINT, SIGTERM and SIGHUP for this thread and the threads it
 // starts afterwards (create it first), so that Wait receives them.

@@ -12,6 +12,8 @@
 #include "base/size.h"
 #include "cli/balance_report.h"
 #include "cli/exit_codes.h"
+#include "cli/report_envelope.h"
+#include "cli/report_plot.h"
 #include "cli/run_options.h"
 
 namespace numavm {
@@ -45,7 +47,7 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   if (!memory.ok())
     return absl::InvalidArgumentError(absl::StrCat("--memory: ", memory.status().message()));
   o.memory_bytes = *memory;
-  absl::StatusOr<absl::Duration> seconds = ParseFlagDuration("--seconds", flags.seconds);
+  absl::StatusOr<absl::Duration> seconds = ParseFlagDuration("--duration", flags.seconds);
   if (!seconds.ok()) return seconds.status();
   o.seconds = *seconds;
   o.seed = flags.seed;
@@ -70,9 +72,8 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   absl::StatusOr<BalanceMode> mode = ParseBalanceMode(flags.balance);
   if (!mode.ok()) return mode.status();
   o.mode = *mode;
-  absl::StatusOr<uint64_t> rate = ParseSize(flags.migrate_rate);
-  if (!rate.ok())
-    return absl::InvalidArgumentError(absl::StrCat("--migrate-rate: ", rate.status().message()));
+  absl::StatusOr<uint64_t> rate = ParseMigrateRate("--migrate-rate", flags.migrate_rate);
+  if (!rate.ok()) return rate.status();
   o.migrate_bytes_per_second = *rate;
   // The scan flags mean what they mean for `numavm run`, checked by the
   // same setters.
@@ -189,7 +190,10 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
   j["pages_per_node"] = r.pages_per_node;
   nlohmann::json series = nlohmann::json::array();
   for (const SimPoint& p : r.series) {
-    series.push_back({{"seconds", p.seconds}, {"locality", p.locality}, {"best", p.best}});
+    series.push_back({{"seconds", p.seconds},
+                      {"locality", p.locality},
+                      {"best", p.best},
+                      {"pages_migrated", p.pages_migrated}});
   }
   j["locality_series"] = series;
   j["balance"] = BalancerCountersToJson(r.counters);
@@ -277,16 +281,20 @@ int SimulateCommand(const SimulateFlags& flags) {
   }
   absl::StatusOr<SimulationOptions> options = Resolve(flags);
   if (!options.ok()) return Fail(options.status());
+  if (!flags.plot.empty()) {
+    if (absl::Status s = CheckPlotPath(flags.plot); !s.ok()) return Fail(s);
+  }
   absl::StatusOr<Topology> topology = LoadTopologyFile(flags.topology_path);
   if (!topology.ok()) return Fail(topology.status());
   absl::StatusOr<SimulationResult> result = Simulate(*options, *topology);
   if (!result.ok()) return Fail(result.status());
+  const nlohmann::json report = WithReportEnvelope("simulate", ToJson(flags, *options, *result));
   if (flags.report == "json") {
-    std::cout << ToJson(flags, *options, *result).dump(2) << std::endl;
+    std::cout << report.dump(2) << std::endl;
   } else {
     std::cout << ToTable(flags, *options, *result) << std::flush;
   }
-  return kExitOk;
+  return PlotIfAsked("simulate", report, flags.plot);
 }
 
 }  // namespace numavm

@@ -30,6 +30,7 @@ struct SimulateFlags {
   std::string scan_rate_max;
   int scan_probes = 0;  // 0: the default
   bool measure_cpu = false;
+  std::string plot;  // --plot FILE.svg; empty: none
 };
 
 int SimulateCommand(const SimulateFlags& flags);

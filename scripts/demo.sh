@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
-exec ./build/numavm run --payload numa02 --vcpus 2 --memory 512M --timeout 5m "$@"
+exec ./build/numavm run --payload numa02 --vcpus 2 --memory 512M --duration 5m "$@"

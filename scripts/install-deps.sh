@@ -21,6 +21,10 @@ packages=(
   # The sanitizer and fuzz jobs (scripts/test-sanitizers.sh): clang with
   # ASan, UBSan and libFuzzer; the format check (scripts/check-format.sh).
   clang libclang-rt-14-dev clang-format
+  # The CLI and report checks (tests/cli/): every JSON report against
+  # docs/report-schema.json; every --plot rendered to PNG by a real SVG
+  # renderer.
+  python3-jsonschema librsvg2-bin
 )
 
 missing=()

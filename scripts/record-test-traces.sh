@@ -12,7 +12,7 @@ numavm=${NUMAVM:-build/numavm}
 mkdir -p "$out"
 record() {  # NAME PAYLOAD VCPUS
   echo "recording $1 ($2, $3 vCPUs)" >&2
-  "$numavm" run --quiet-console --timeout 300s --payload "$2" --vcpus "$3" --memory 64M \
+  "$numavm" run --quiet-console --duration 300s --payload "$2" --vcpus "$3" --memory 64M \
     --scan-window 64M --scan-period 500ms --record "$out/$1.trace" -- size=8M seconds=12 \
     >/dev/null
 }

@@ -19,7 +19,7 @@ for size in $sizes; do
   for topo in $topologies; do
     for shape in $shapes; do
       "$numavm" simulate --workload "$shape" --vcpus "$vcpus" --memory "$mem" \
-        --topology "configs/topology-$topo.toml" --seconds "$secs" --report json "$@" |
+        --topology "configs/topology-$topo.toml" --duration "$secs" --report json "$@" |
         python3 -c '
 import json, sys
 j = json.load(sys.stdin)

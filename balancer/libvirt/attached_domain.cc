@@ -79,12 +79,56 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   absl::StatusOr<std::vector<std::vector<int>>> pinning = d->domain_.VcpuPinning(d->host_cpus_);
   if (!pinning.ok()) return pinning.status();
   d->original_ = *pinning;
+  bool recovered = false;
+  if (!options.runtime_dir.empty()) {
+    // One numavm per domain; and a pinning left by a numavm that died is
+    // the original, not the pinning that numavm set.
+    absl::StatusOr<PinningRecord> record =
+        PinningRecord::Claim(options.runtime_dir, d->domain_.uuid(), d->name_);
+    if (!record.ok()) return record.status();
+    const std::optional<SavedPinning>& left = record->recovered();
+    if (left && left->qemu_pid == d->pid_ &&
+        left->pinning.size() == static_cast<size_t>(d->vcpus_)) {
+      d->original_ = left->pinning;
+      recovered = true;
+    }
+    d->record_.emplace(std::move(*record));
+  }
+  // The administrator's placement is kept: vCPUs pinned to fewer than all
+  // CPUs (<vcpupin>, <vcpu cpuset=>, placement='auto') or memory bound by
+  // <numatune>.
+  std::vector<int> all(d->host_cpus_);
+  for (int cpu = 0; cpu < d->host_cpus_; ++cpu) all[cpu] = cpu;
+  for (int v = 0; v < static_cast<int>(d->original_.size()) && d->hands_off_.empty(); ++v) {
+    if (d->original_[v] != all) {
+      d->hands_off_ =
+          absl::StrCat("vCPU ", v, " is pinned to CPUs ", absl::StrJoin(d->original_[v], ","),
+                       " by the domain's configuration");
+    }
+  }
+  if (absl::StatusOr<LibvirtDomain::NumaTune> tune = d->domain_.NumaTuning();
+      d->hands_off_.empty() && tune.ok() && !tune->nodeset.empty()) {
+    d->hands_off_ = absl::StrCat("its memory is bound by <numatune mode='", tune->mode,
+                                 "' nodeset='", tune->nodeset, "'>");
+  }
+  if (!d->hands_off_.empty() && options.override_pinning) d->hands_off_.clear();
+  if (recovered && !d->hands_off_.empty()) {
+    // A numavm that died had re-pinned a domain this one keeps its hands
+    // off: put the administrator's pinning back now.
+    for (int v = 0; v < static_cast<int>(d->original_.size()); ++v) {
+      if ((*pinning)[v] == d->original_[v]) continue;
+      if (absl::Status s = d->domain_.PinVcpu(v, d->original_[v], d->host_cpus_); !s.ok()) {
+        return s;
+      }
+    }
+    d->record_->Forget();
+  }
   d->page_node_.assign(d->ram_.bytes / kPage, -1);
 
   VmReport& r = d->report_;
   r.name = d->name_;
   r.kind = "libvirt";
-  r.mode = options.mode == DomainMode::kEnforce ? "enforce" : "advise";
+  r.mode = std::string(BalanceModeName(options.mode));
   r.pid = d->pid_;
   r.vcpus = d->vcpus_;
   r.memory_bytes = d->ram_.bytes;
@@ -140,6 +184,15 @@ absl::Status AttachedDomain::PinToHome() {
   if (!now.ok()) return now.status();
   for (int v = 0; v < static_cast<int>(now->size()); ++v) {
     if ((*now)[v] == cpus) continue;
+    if (record_ && !record_saved_) {
+      // On disk before numavm changes anything, so that a numavm killed
+      // now still leaves the pinning to put back.
+      if (absl::Status s = record_->Save(original_, pid_); !s.ok()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("not pinning: the original pinning could not be saved: ", s.message()));
+      }
+      record_saved_ = true;
+    }
     if (absl::Status s = domain_.PinVcpu(v, cpus, host_cpus_); !s.ok()) return s;
     ++report_.vcpu_moves;
   }
@@ -194,7 +247,15 @@ absl::Status AttachedDomain::Step(const std::vector<int>& busy_cpus, RateLimiter
     std::vector<bool> at_home(topology_.node_count(), false);
     for (int n : home_) at_home[n] = true;
     for (int8_t node : page_node_) away += node >= 0 && !at_home[node] ? 1 : 0;
-    if (options_.mode == DomainMode::kEnforce && !home_.empty()) {
+    if (!hands_off_.empty() && options_.mode != BalanceMode::kOff) {
+      report_.status = absl::StrCat(
+          "hands off: ", hands_off_, "; numavm neither pins nor moves it (home node(s) would be ",
+          absl::StrJoin(report_.home_nodes, ","), ", ", FormatSize(away * kPage), " away)");
+    } else if (options_.mode == BalanceMode::kOff) {
+      report_.status =
+          absl::StrCat("measuring: home node(s) would be ", absl::StrJoin(report_.home_nodes, ","),
+                       ", ", FormatSize(away * kPage), " away");
+    } else if (options_.mode == BalanceMode::kOn && !home_.empty()) {
       status = PinToHome();
       if (status.ok()) MigrateTowardsHome(limiter, now);
       report_.status =
@@ -215,13 +276,17 @@ absl::Status AttachedDomain::Detach() {
   if (detached_) return absl::OkStatus();
   detached_ = true;
   report_.status = "detached";
-  if (!domain_.active()) return absl::OkStatus();  // gone: nothing to put back
+  if (!domain_.active()) {  // gone: nothing to put back
+    if (record_) record_->Release();
+    return absl::OkStatus();
+  }
   for (int v = 0; v < static_cast<int>(original_.size()); ++v) {
     if (absl::Status s = domain_.PinVcpu(v, original_[v], host_cpus_); !s.ok()) {
-      if (!domain_.active()) return absl::OkStatus();
-      return s;
+      if (!domain_.active()) break;
+      return s;  // the record stays: 'numavm detach' can try again
     }
   }
+  if (record_) record_->Release();
   return absl::OkStatus();
 }
 

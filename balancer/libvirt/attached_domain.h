@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,28 @@
 #include "absl/time/time.h"
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/actuation/rate_limiter.h"
+#include "balancer/balance_mode.h"
 #include "balancer/libvirt/libvirt_api.h"
+#include "balancer/libvirt/pinning_record.h"
 #include "balancer/report/vm_report.h"
 #include "balancer/topology/topology.h"
 
 namespace numavm {
 
-enum class DomainMode { kAdvise, kEnforce };
-
 struct DomainOptions {
-  DomainMode mode = DomainMode::kEnforce;
+  // on: pin vCPUs to the home node and move memory there; advise: say so
+  // in the status, change nothing; off: measure only.
+  BalanceMode mode = BalanceMode::kOn;
   // Pages queried per step (the whole RAM is covered over several steps).
   uint64_t scan_pages_per_step = 256 * 1024;
+  // Re-pin and move domains whose placement the administrator set (vCPUs
+  // pinned by the configuration, memory bound by <numatune>); by default
+  // numavm keeps its hands off them.
+  bool override_pinning = false;
+  // Where the lock and the pinning record live (balancer/libvirt/
+  // pinning_record.h); empty: neither (`numavm report` measuring a domain
+  // it does not attach).
+  std::string runtime_dir;
 };
 
 class AttachedDomain {
@@ -61,9 +72,9 @@ class AttachedDomain {
   // Restores the pinning found at attach (a no-op for a domain that is gone).
   absl::Status Detach();
 
-  void set_mode(DomainMode mode) {
+  void set_mode(BalanceMode mode) {
     options_.mode = mode;
-    report_.mode = mode == DomainMode::kEnforce ? "enforce" : "advise";
+    report_.mode = std::string(BalanceModeName(mode));
   }
   const std::string& name() const { return name_; }
   int vcpus() const { return vcpus_; }
@@ -88,6 +99,12 @@ class AttachedDomain {
   pid_t pid_ = 0;
   HostRange ram_;
   std::vector<std::vector<int>> original_;
+  std::optional<PinningRecord> record_;  // with options_.runtime_dir
+  bool record_saved_ = false;            // before the first PinVcpu
+  // Why numavm keeps its hands off this domain's placement although
+  // balancing is on (the administrator pinned its vCPUs, or bound its
+  // memory with <numatune>); empty: it may act.
+  std::string hands_off_;
   std::vector<int> home_;  // node indices
   bool detached_ = false;
   // The scan: page addresses' nodes, refreshed scan_pages_per_step at a time.

@@ -142,6 +142,7 @@ void DomainManager::Step(absl::Duration now) {
     absl::Status s = domains_[i]->Step(busy, *limiter_, now);
     if (absl::IsNotFound(s)) {
       log_(absl::StrCat(s.message(), "; no longer balanced"));
+      ReleaseLocked(*domains_[i], absl::StrCat("gone: ", s.message()));
       gone[i] = true;
     } else if (!s.ok()) {
       log_(absl::StrCat("domain '", domains_[i]->name(), "': ", s.message()));
@@ -159,6 +160,8 @@ absl::Status DomainManager::Detach(const std::string& name) {
   for (auto it = domains_.begin(); it != domains_.end(); ++it) {
     if ((*it)->name() != name) continue;
     absl::Status s = (*it)->Detach();
+    ReleaseLocked(**it, s.ok() ? "detached (vCPU pinning restored)"
+                               : absl::StrCat("detach failed: ", s.message()));
     domains_.erase(it);
     return s;
   }
@@ -168,11 +171,25 @@ absl::Status DomainManager::Detach(const std::string& name) {
 void DomainManager::DetachAll() {
   absl::MutexLock lock(&mu_);
   for (auto& d : domains_) {
-    if (absl::Status s = d->Detach(); !s.ok()) {
-      log_(absl::StrCat("detaching '", d->name(), "': ", s.message()));
-    }
+    absl::Status s = d->Detach();
+    if (!s.ok()) log_(absl::StrCat("detaching '", d->name(), "': ", s.message()));
+    ReleaseLocked(*d, s.ok() ? "detached (vCPU pinning restored)"
+                             : absl::StrCat("detach failed: ", s.message()));
   }
   domains_.clear();
+}
+
+void DomainManager::ReleaseLocked(const AttachedDomain& d, const std::string& status) {
+  if (!options_.keep_released_reports) return;
+  VmReport r = d.report();
+  r.manager = options_.manager_name;
+  r.status = status;
+  released_.push_back(std::move(r));
+}
+
+std::vector<VmReport> DomainManager::ReleasedReports() const {
+  absl::MutexLock lock(&mu_);
+  return released_;
 }
 
 std::vector<VmReport> DomainManager::Reports() const {
@@ -198,7 +215,7 @@ int DomainManager::host_cpus() const {
   return conn_ ? conn_->host_cpus() : 1;
 }
 
-void DomainManager::set_mode(DomainMode mode) {
+void DomainManager::set_mode(BalanceMode mode) {
   absl::MutexLock lock(&mu_);
   options_.domain.mode = mode;
   for (auto& d : domains_) d->set_mode(mode);

@@ -29,6 +29,10 @@ struct ManagerOptions {
   DomainOptions domain;
   uint64_t migrate_bytes_per_second = 64ull << 20;  // per host
   std::string manager_name = "numavm attach";       // shown in reports
+  // Keep each domain's last report when it is detached or goes away, for
+  // ReleasedReports (`numavm attach`'s final report). Off for the daemon,
+  // which outlives any number of domains.
+  bool keep_released_reports = false;
 };
 
 class DomainManager {
@@ -54,11 +58,14 @@ class DomainManager {
   void DetachAll();
 
   std::vector<VmReport> Reports() const;
+  // With keep_released_reports: the last report of every domain detached or
+  // gone so far, in that order, its status saying which.
+  std::vector<VmReport> ReleasedReports() const;
   std::vector<std::string> Attached() const;
   int host_cpus() const;
 
   // Settings a daemon reloads on SIGHUP.
-  void set_mode(DomainMode mode);
+  void set_mode(BalanceMode mode);
   void set_migrate_rate(uint64_t bytes_per_second);
 
  private:
@@ -69,9 +76,12 @@ class DomainManager {
   std::optional<LibvirtConnection> conn_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<AttachedDomain>> domains_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> skipped_ ABSL_GUARDED_BY(mu_);  // logged once each
+  std::vector<VmReport> released_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<RateLimiter> limiter_ ABSL_GUARDED_BY(mu_);
 
   absl::Status ConnectLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseLocked(const AttachedDomain& d, const std::string& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsAttachedLocked(const std::string& name) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 };
 

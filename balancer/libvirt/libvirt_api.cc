@@ -3,7 +3,9 @@
 #include <libvirt/libvirt-qemu.h>
 #include <libvirt/virterror.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -131,6 +133,49 @@ absl::StatusOr<uint64_t> LibvirtDomain::max_memory_bytes() const {
   const unsigned long kib = virDomainGetMaxMemory(dom_.get());
   if (kib == 0) return LibvirtError(absl::StrCat("domain '", name_, "' maximum memory"));
   return static_cast<uint64_t>(kib) * 1024;
+}
+
+absl::StatusOr<LibvirtDomain::NumaTune> LibvirtDomain::NumaTuning() const {
+  int n = 0;
+  if (virDomainGetNumaParameters(dom_.get(), nullptr, &n, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    return LibvirtError(absl::StrCat("domain '", name_, "' NUMA tuning"));
+  }
+  std::vector<virTypedParameter> params(static_cast<size_t>(std::max(n, 0)));
+  if (n > 0 &&
+      virDomainGetNumaParameters(dom_.get(), params.data(), &n, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    return LibvirtError(absl::StrCat("domain '", name_, "' NUMA tuning"));
+  }
+  NumaTune out;
+  bool have_nodeset = false;
+  int mode = -1;
+  for (int i = 0; i < n; ++i) {
+    const virTypedParameter& p = params[i];
+    if (std::string(p.field) == VIR_DOMAIN_NUMA_NODESET && p.type == VIR_TYPED_PARAM_STRING &&
+        p.value.s != nullptr) {
+      out.nodeset = p.value.s;
+      have_nodeset = !out.nodeset.empty();
+    } else if (std::string(p.field) == VIR_DOMAIN_NUMA_MODE && p.type == VIR_TYPED_PARAM_INT) {
+      mode = p.value.i;
+    }
+  }
+  virTypedParamsClear(params.data(), n);
+  // Without a nodeset the mode is libvirt's default, not the domain's.
+  if (!have_nodeset) return NumaTune{};
+  switch (mode) {
+    case VIR_DOMAIN_NUMATUNE_MEM_STRICT:
+      out.mode = "strict";
+      break;
+    case VIR_DOMAIN_NUMATUNE_MEM_PREFERRED:
+      out.mode = "preferred";
+      break;
+    case VIR_DOMAIN_NUMATUNE_MEM_INTERLEAVE:
+      out.mode = "interleave";
+      break;
+    default:
+      out.mode = "restrictive";
+      break;
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<std::vector<int>>> LibvirtDomain::VcpuPinning(int host_cpus) const {

@@ -50,6 +50,15 @@ class LibvirtDomain {
   absl::StatusOr<uint64_t> max_memory_bytes() const;  // maximum memory
   // Live affinity of each vCPU: host CPU numbers.
   absl::StatusOr<std::vector<std::vector<int>>> VcpuPinning(int host_cpus) const;
+  // The domain's <numatune><memory mode= nodeset=>, live
+  // (virDomainGetNumaParameters): mode "strict", "preferred", "interleave"
+  // or "restrictive", and the nodeset as libvirt prints it ("0-1,3"); both
+  // empty when the domain has none.
+  struct NumaTune {
+    std::string mode;
+    std::string nodeset;
+  };
+  absl::StatusOr<NumaTune> NumaTuning() const;
   absl::Status PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const;
   // Host CPU each vCPU ran on last (virDomainGetVcpus).
   absl::StatusOr<std::vector<int>> VcpuCpus(int host_cpus) const;

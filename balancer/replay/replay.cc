@@ -158,7 +158,7 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
     }
     const double locality = accesses.Locality(view, view.VcpuNodes());
     const double seconds = absl::ToDoubleSeconds(p.at - trace.periods.front().at);
-    result.series.push_back({absl::ToDoubleSeconds(p.at), locality});
+    result.series.push_back({absl::ToDoubleSeconds(p.at), locality, balancer.pages_migrated()});
     if (!result.seconds_to_90pct_of_best && locality >= 0.9 * result.best.locality) {
       result.seconds_to_90pct_of_best = seconds;
     }

@@ -50,6 +50,7 @@ struct BestPlacement {
 struct LocalityPoint {
   double seconds = 0;
   double locality = 0;
+  uint64_t pages_migrated = 0;  // so far
 };
 
 struct ReplayResult {

@@ -108,8 +108,18 @@ std::string RenderSvg(const PlotSpec& spec) {
                       kLeft, kTop + plot_h, kLeft + plot_w, kTop + plot_h, kLeft, kTop, kLeft,
                       kTop + plot_h, kLeft + plot_w / 2, kHeight - 12, Escape(spec.x_label),
                       kTop + plot_h / 2, kTop + plot_h / 2, Escape(spec.y_label)));
-  // Series and legend.
+  // Series and legend. Dashed references are drawn first, then the
+  // measured series from the last to the first, so that where lines
+  // coincide the first (the main one) is on top; each keeps the colour of
+  // its place in the legend.
+  std::vector<size_t> order;
   for (size_t i = 0; i < spec.series.size(); ++i) {
+    if (spec.series[i].dashed) order.push_back(i);
+  }
+  for (size_t i = spec.series.size(); i-- > 0;) {
+    if (!spec.series[i].dashed) order.push_back(i);
+  }
+  for (size_t i : order) {
     const PlotSeries& s = spec.series[i];
     const char* color = kColors[i % (sizeof(kColors) / sizeof(kColors[0]))];
     std::string points;

@@ -1,5 +1,6 @@
 #include "balancer/report/vm_report.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -181,18 +182,31 @@ absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j) {
 }
 
 std::string ReportsToTable(const std::vector<VmReport>& reports) {
-  std::string out = absl::StrFormat("%-20s %-10s %-14s %5s %10s %-22s %-12s %8s %8s %9s %7s %8s\n",
-                                    "VM", "kind", "managed by", "vCPUs", "memory", "memory/node",
-                                    "vCPUs/node", "place", "access", "migrated", "vmoves", "cpu s");
+  // Columns as wide as their longest entry: a long domain name or many
+  // nodes shift the columns, never run into the next one.
+  std::vector<std::string> mems, vcs;
+  int name_w = 2, mem_w = 11, vc_w = 10;
   for (const VmReport& r : reports) {
     std::vector<std::string> mem, vc;
     for (const auto& [n, b] : r.memory_per_node) mem.push_back(absl::StrCat(n, ":", FormatSize(b)));
     for (const auto& [n, v] : r.vcpus_per_node) vc.push_back(absl::StrCat(n, ":", v));
+    mems.push_back(absl::StrJoin(mem, " "));
+    vcs.push_back(absl::StrJoin(vc, " "));
+    name_w = std::max(name_w, static_cast<int>(r.name.size()));
+    mem_w = std::max(mem_w, static_cast<int>(mems.back().size()));
+    vc_w = std::max(vc_w, static_cast<int>(vcs.back().size()));
+  }
+  std::string out =
+      absl::StrFormat("%-*s %-10s %-14s %5s %10s %-*s %-*s %8s %8s %9s %7s %8s\n", name_w, "VM",
+                      "kind", "managed by", "vCPUs", "memory", mem_w, "memory/node", vc_w,
+                      "vCPUs/node", "place", "access", "migrated", "vmoves", "cpu s");
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const VmReport& r = reports[i];
     absl::StrAppend(
         &out, absl::StrFormat(
-                  "%-20s %-10s %-14s %5d %10s %-22s %-12s %7.1f%% %8s %9s %7u %8.3f\n", r.name,
-                  r.kind, r.manager, r.vcpus, FormatSize(r.memory_bytes), absl::StrJoin(mem, " "),
-                  absl::StrJoin(vc, " "), 100 * r.placement_locality,
+                  "%-*s %-10s %-14s %5d %10s %-*s %-*s %7.1f%% %8s %9s %7u %8.3f\n", name_w, r.name,
+                  r.kind, r.manager, r.vcpus, FormatSize(r.memory_bytes), mem_w, mems[i], vc_w,
+                  vcs[i], 100 * r.placement_locality,
                   r.access_locality ? absl::StrFormat("%.1f%%", 100 * *r.access_locality) : "-",
                   FormatSize(r.bytes_migrated), r.vcpu_moves, r.balancer_cpu_seconds));
     if (!r.status.empty()) absl::StrAppend(&out, "  ", r.name, ": ", r.status, "\n");

@@ -208,7 +208,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
 
     const double locality = truth.Locality(view.VcpuNodes());
     const double seconds = absl::ToDoubleSeconds(t1);
-    series.push_back({seconds, locality, truth.Best()});
+    series.push_back({seconds, locality, truth.Best(), balancer.pages_migrated()});
     if (!r.seconds_to_90pct_of_best && truth.has_accesses() && locality >= 0.9 * truth.Best()) {
       r.seconds_to_90pct_of_best = seconds;
       r.guest_bytes_to_90pct_of_best = r.guest_bytes;

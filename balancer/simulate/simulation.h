@@ -60,6 +60,7 @@ struct SimPoint {
   double seconds = 0;
   double locality = 0;  // ground truth
   double best = 0;
+  uint64_t pages_migrated = 0;  // so far
 };
 
 struct SimPhaseResult {

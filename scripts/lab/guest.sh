@@ -72,7 +72,7 @@ while [ $i -lt 90 ] && ! dmesg | grep -q -E 'Refined TSC|Marking TSC unstable|Sw
   sleep 1; i=$((i + 1))
 done
 echo "LAB: clock settled after ${i}s: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-numavm run --payload idle --memory 16M --quiet-console --timeout 60s -- seconds=2 >/dev/null 2>&1
+numavm run --payload idle --memory 16M --quiet-console --duration 60s -- seconds=2 >/dev/null 2>&1
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 COUNTERS="numa_pte_updates numa_huge_pte_updates numa_hint_faults numa_hint_faults_local numa_pages_migrated pgmigrate_success pgmigrate_fail"
 snapshot() { for c in $COUNTERS; do echo "$c=$(vmstat $c)"; done; }
@@ -123,7 +123,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     run_args="$(echo "$ARGS" | tr ' ' '\n' | grep -v '^seconds=' | tr '\n' ' ')seconds=$run_secs"
     run_timeout=$(( run_secs * 3 + 120 ))s
   fi
-  common="--payload $w --vcpus $run_vcpus --memory $MEMORY --quiet-console --report=json --timeout $run_timeout --placement-interval ${INTERVAL}s"
+  common="--payload $w --vcpus $run_vcpus --memory $MEMORY --quiet-console --report=json --duration $run_timeout --placement-interval ${INTERVAL}s"
   cpuset=yes
   case $mode in
     off) extra="--balance off --sampler off" ;;

@@ -31,6 +31,7 @@ namespace {
 using testing::BackgroundNumavm;
 using testing::LibvirtEnv;
 using testing::ProcessResult;
+using testing::ReportSchemaProblems;
 using testing::RunNumavm;
 
 constexpr int kMemoryMib = 128;
@@ -79,8 +80,9 @@ class LibvirtTest : public ::testing::Test {
   }
 
   nlohmann::json ReportJson() {
-    ProcessResult r = RunNumavm({"report", "--json", "--connect", LibvirtEnv::uri()});
+    ProcessResult r = RunNumavm({"report", "--report", "json", "--connect", LibvirtEnv::uri()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(ReportSchemaProblems(r.out), "") << r.out;
     return nlohmann::json::parse(r.out, nullptr, false);
   }
 
@@ -108,8 +110,8 @@ TEST_P(AttachTest, PinsReportsAndRestoresTheOriginalPinning) {
   ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
   ASSERT_EQ(Pinning(dom)[0], original);
 
-  BackgroundNumavm attach(
-      {"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
+  BackgroundNumavm attach({"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval",
+                           "200ms", "--json", "--override-pinning"});
   // On this host the home node is node 0, whose CPUs are all CPUs.
   ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << attach.err();
   EXPECT_EQ(Pinning(dom)[1], AllCpus());
@@ -133,6 +135,15 @@ TEST_P(AttachTest, PinsReportsAndRestoresTheOriginalPinning) {
   EXPECT_NE(detach.out.find("detached " + dom.name()), std::string::npos) << detach.out;
   ProcessResult done = attach.Wait(30);
   EXPECT_EQ(done.exit_code, 0) << done.err;
+  // Its final report: the same VM object as `numavm report`'s.
+  EXPECT_EQ(ReportSchemaProblems(done.out), "") << done.out;
+  const nlohmann::json final_report = nlohmann::json::parse(done.out, nullptr, false);
+  ASSERT_TRUE(final_report.is_object()) << done.out;
+  EXPECT_EQ(final_report["command"], "attach");
+  ASSERT_NE(Find(final_report, dom.name()), nullptr) << done.out;
+  EXPECT_EQ((*Find(final_report, dom.name()))["mode"], "on");
+  // Detached by 'numavm detach' before attach stopped: still in its report.
+  EXPECT_EQ((*Find(final_report, dom.name()))["status"], "detached (vCPU pinning restored)");
   // Attached, balanced, reported and detached: libvirt never marked the
   // domain tainted (QMP passthrough would have: "custom-monitor").
   const std::string log = ReadProcFile("/var/log/libvirt/qemu/" + dom.name() + ".log");
@@ -186,7 +197,7 @@ TEST_F(LibvirtTest, ADomainDestroyedMidAttachIsDroppedAndNothingElseIsDisturbed)
   const std::vector<int> original = {0};
   ASSERT_TRUE(other.PinVcpu(1, original, HostCpus()).ok());
   BackgroundNumavm attach({"attach", doomed.name(), other.name(), "--connect", LibvirtEnv::uri(),
-                           "--interval", "200ms"});
+                           "--interval", "200ms", "--override-pinning"});
   ASSERT_TRUE(Eventually([&] { return Pinning(other)[1] == AllCpus(); })) << attach.err();
   ASSERT_TRUE(doomed.Destroy().ok());
   ASSERT_TRUE(Eventually([&] {
@@ -243,9 +254,10 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
   const std::vector<int> original = {HostCpus() - 1};
   ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
   const int port = 19000 + getpid() % 1000;
-  testing::TempFile config("daemon.toml", "[daemon]\nmode = \"enforce\"\ninterval = \"200ms\"\n");
+  testing::TempFile config("daemon.toml", "[daemon]\nbalance = \"on\"\ninterval = \"200ms\"\n");
   BackgroundNumavm daemon({"daemon", "--config", config.path(), "--connect", LibvirtEnv::uri(),
-                           "--domain", dom.name(), "--metrics-port", absl::StrCat(port)});
+                           "--domain", dom.name(), "--metrics-port", absl::StrCat(port),
+                           "--override-pinning"});
   httplib::Client client("127.0.0.1", port);
   std::map<std::string, double> metrics;
   const std::string labels = absl::StrCat("{vm=\"", dom.name(), "\",kind=\"libvirt\"}");
@@ -266,15 +278,15 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
 
   // SIGHUP: a broken config is refused and the old one kept; a good one is
   // taken.
-  { std::ofstream(config.path()) << "[daemon]\nmode = \"sideways\"\n"; }
+  { std::ofstream(config.path()) << "[daemon]\nbalance = \"sideways\"\n"; }
   daemon.Signal(SIGHUP);
   ASSERT_TRUE(Eventually([&] {
     return daemon.err().find("config not reloaded") != std::string::npos;
   })) << daemon.err();
-  { std::ofstream(config.path()) << "[daemon]\nmode = \"advise\"\ninterval = \"200ms\"\n"; }
+  { std::ofstream(config.path()) << "[daemon]\nbalance = \"advise\"\ninterval = \"200ms\"\n"; }
   daemon.Signal(SIGHUP);
   ASSERT_TRUE(Eventually([&] {
-    return daemon.err().find("config reloaded (advise") != std::string::npos;
+    return daemon.err().find("config reloaded (balance advise") != std::string::npos;
   })) << daemon.err();
   nlohmann::json report = ReportJson();
   ASSERT_NE(Find(report, dom.name()), nullptr);
@@ -296,7 +308,7 @@ TEST_F(LibvirtTest, TheDaemonRidesOutALibvirtdRestartAndStillRestoresTheOriginal
   const std::vector<int> original = {HostCpus() - 1};
   ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
   BackgroundNumavm daemon({"daemon", "--connect", LibvirtEnv::uri(), "--domain", name, "--interval",
-                           "200ms", "--metrics-port", "0"});
+                           "200ms", "--metrics-port", "0", "--override-pinning"});
   ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << daemon.err();
 
   absl::Status restarted = LibvirtEnv::RestartLibvirtd();
@@ -312,13 +324,101 @@ TEST_F(LibvirtTest, TheDaemonRidesOutALibvirtdRestartAndStillRestoresTheOriginal
   nlohmann::json report = ReportJson();
   const nlohmann::json* vm = Find(report, name);
   ASSERT_NE(vm, nullptr) << report.dump();
-  EXPECT_EQ((*vm)["mode"], "enforce");
+  EXPECT_EQ((*vm)["mode"], "on");
 
   daemon.Signal(SIGTERM);
   ProcessResult done = daemon.Wait(30);
   EXPECT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(Pinning(*again)[0], original) << done.err;
   ASSERT_TRUE(again->Destroy().ok());
+}
+
+// An administrator's pinning is kept: with --balance on (the default)
+// numavm measures and reports the domain, says why it keeps its hands off,
+// and neither re-pins nor moves it.
+TEST_F(LibvirtTest, AnAdministratorsPinningIsKept) {
+  LibvirtDomain dom = Domain("memfd");
+  const std::vector<int> pinned = {HostCpus() - 1};
+  ASSERT_TRUE(dom.PinVcpu(0, pinned, HostCpus()).ok());
+  BackgroundNumavm attach(
+      {"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
+  const nlohmann::json* vm = nullptr;
+  nlohmann::json report;
+  ASSERT_TRUE(Eventually([&] {
+    report = ReportJson();
+    vm = Find(report, dom.name());
+    return vm != nullptr && (*vm)["status"].get<std::string>().rfind("hands off", 0) == 0;
+  })) << report.dump(2)
+      << attach.err();
+  EXPECT_NE((*vm)["status"].get<std::string>().find("vCPU 0 is pinned to CPUs"), std::string::npos)
+      << (*vm)["status"];
+  EXPECT_EQ((*vm)["vcpu_moves"], 0);
+  EXPECT_EQ((*vm)["pages_migrated"], 0);
+  EXPECT_EQ(Pinning(dom)[0], pinned);
+  EXPECT_EQ(Pinning(dom)[1], AllCpus());
+  ProcessResult detach = RunNumavm({"detach", dom.name()});
+  EXPECT_EQ(detach.exit_code, 0) << detach.err;
+  EXPECT_EQ(attach.Wait(30).exit_code, 0);
+  EXPECT_EQ(Pinning(dom)[0], pinned);
+  ASSERT_TRUE(dom.Destroy().ok());
+}
+
+// One numavm per domain: a second attach is refused and names the first.
+TEST_F(LibvirtTest, ASecondAttachOfADomainIsRefused) {
+  LibvirtDomain dom = Domain("memfd");
+  BackgroundNumavm first(
+      {"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
+  ASSERT_TRUE(Eventually([&] {
+    return Find(ReportJson(), dom.name()) != nullptr &&
+           (*Find(ReportJson(), dom.name()))["manager"] == "numavm attach";
+  })) << first.err();
+  ProcessResult second =
+      RunNumavm({"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--duration", "1s"});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find(absl::StrCat("is already attached by numavm pid ", first.pid())),
+            std::string::npos)
+      << second.err;
+  EXPECT_TRUE(first.running());
+  first.Signal(SIGTERM);
+  EXPECT_EQ(first.Wait(30).exit_code, 0);
+  ASSERT_TRUE(dom.Destroy().ok());
+}
+
+// kill -9 of the attaching numavm: the pinning it saved before re-pinning
+// is what 'numavm detach' puts back with no numavm running, and what a new
+// attach takes as the original (not the pinning the dead one set).
+TEST_F(LibvirtTest, APinningSavedByAKilledNumavmIsRestored) {
+  LibvirtDomain dom = Domain("memfd");
+  const std::vector<int> original = {HostCpus() - 1};
+  ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
+  const std::vector<std::string> args = {
+      "attach",     dom.name(), "--connect",         LibvirtEnv::uri(),
+      "--interval", "200ms",    "--override-pinning"};
+  {
+    BackgroundNumavm killed(args);
+    ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << killed.err();
+    killed.Signal(SIGKILL);
+    killed.Wait(30);
+  }
+  ASSERT_EQ(Pinning(dom)[0], AllCpus()) << "the killed numavm restored nothing";
+  {
+    // A new attach: the original is the saved one.
+    BackgroundNumavm again(args);
+    ASSERT_TRUE(Eventually([&] {
+      const nlohmann::json r = ReportJson();
+      return Find(r, dom.name()) != nullptr;
+    })) << again.err();
+    again.Signal(SIGKILL);
+    again.Wait(30);
+  }
+  ProcessResult detach = RunNumavm({"detach", dom.name(), "--connect", LibvirtEnv::uri()});
+  EXPECT_EQ(detach.exit_code, 0) << detach.err;
+  EXPECT_NE(detach.out.find("restored the vCPU pinning of " + dom.name()), std::string::npos)
+      << detach.out;
+  EXPECT_EQ(Pinning(dom)[0], original) << "the pinning found before numavm first pinned it";
+  ProcessResult twice = RunNumavm({"detach", dom.name(), "--connect", LibvirtEnv::uri()});
+  EXPECT_EQ(twice.exit_code, 2) << "nothing is left to restore: " << twice.out << twice.err;
+  ASSERT_TRUE(dom.Destroy().ok());
 }
 
 }  // namespace

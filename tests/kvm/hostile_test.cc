@@ -80,7 +80,7 @@ TEST_F(HostileTest, FaultOnABrokenStackIsStillReported) {
 }
 
 TEST_F(HostileTest, EndlessLoopEndsAtTheTimeout) {
-  ProcessResult r = Run("hostile_endless_loop", {"--timeout", "1s"});
+  ProcessResult r = Run("hostile_endless_loop", {"--duration", "1s"});
   ExpectStopped(r, 4, "timeout", "timed out after 1s");
   EXPECT_LT(report_["elapsed_seconds"].get<double>(), 30.0);
 }

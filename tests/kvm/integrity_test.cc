@@ -22,7 +22,7 @@ class IntegrityTest : public ::testing::TestWithParam<std::string> {
 TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
   testing::ProcessResult r =
       testing::RunNumavm({"run",           "--report=json", "--quiet-console",
-                          "--timeout",     "300s",          "--payload",
+                          "--duration",    "300s",          "--payload",
                           "verify",        "--vcpus",       "2",
                           "--memory",      "32M",           "--sampler",
                           GetParam(),      "--scan-window", "32M",

@@ -26,9 +26,14 @@ TEST_F(RunReportTest, Numa02JsonHasPerVcpuThroughputAndMemoryPerNode) {
   testing::ProcessResult r = RunNumavm(
       {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "512M", "--report=json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::ReportSchemaProblems(r.out), "");
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["end"], "completed");
   EXPECT_EQ(j["memory_bytes"], 512ull << 20);
+  // The same VM object `numavm report` shows for it while it runs.
+  EXPECT_EQ(j["vm"]["kind"], "numavm-run");
+  EXPECT_EQ(j["vm"]["status"], "completed");
+  EXPECT_EQ(j["vm"]["vcpus"], 2);
   ASSERT_EQ(j["vcpu"].size(), 2u);
   for (const auto& v : j["vcpu"]) {
     EXPECT_GT(v["bytes"].get<uint64_t>(), 0u);
@@ -86,7 +91,7 @@ TEST_F(RunReportTest, PlacementOnOneNodeSaysTheBoundIsTrivial) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["placement"], "hard");
-  if (j["host_nodes"] == 1) {
+  if (j["host_nodes"].size() == 1) {
     ASSERT_FALSE(j["notes"].empty());
     EXPECT_NE(j["notes"][0].get<std::string>().find("bound is trivial"), std::string::npos);
   }
@@ -111,7 +116,11 @@ TEST(LiveStatsTest, StatsIntervalPrintsWhileTheVmRuns) {
     at += 8;
   }
   EXPECT_GE(lines, 5) << r.err;
-  EXPECT_NE(r.err.find("samples, locality"), std::string::npos) << r.err;
+  // Every figure labelled (cli/run_progress.h).
+  for (const char* label : {"s | guest work ", " (vCPU 0: ", "| samples ", "| access locality ",
+                            "| migrated ", "| vCPU moves ", "| scan period "}) {
+    EXPECT_NE(r.err.find(label), std::string::npos) << label << "\n" << r.err;
+  }
 }
 
 // A bundled VM is visible to `numavm report` while it runs, with its size,
@@ -126,7 +135,7 @@ TEST(RunRegistrationTest, NumavmReportShowsARunningVm) {
                                 "--scan-period", "200ms", "--", "seconds=6"});
   nlohmann::json found;
   for (int i = 0; i < 100 && found.is_null(); ++i) {
-    testing::ProcessResult r = testing::RunNumavm({"report", "--json", "--no-libvirt"});
+    testing::ProcessResult r = testing::RunNumavm({"report", "--report", "json", "--no-libvirt"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     for (const auto& v : j["vms"]) {
@@ -145,7 +154,7 @@ TEST(RunRegistrationTest, NumavmReportShowsARunningVm) {
   EXPECT_DOUBLE_EQ(found["access_locality"].get<double>(), 1.0) << "one node: all local";
   testing::ProcessResult done = vm.Wait(120);
   EXPECT_EQ(done.exit_code, 0) << done.err;
-  testing::ProcessResult after = testing::RunNumavm({"report", "--json", "--no-libvirt"});
+  testing::ProcessResult after = testing::RunNumavm({"report", "--report", "json", "--no-libvirt"});
   EXPECT_EQ(nlohmann::json::parse(after.out)["vms"].size(), 0u) << "gone with its process";
   unsetenv("NUMAVM_RUNTIME_DIR");
   std::filesystem::remove_all(runtime);

@@ -15,7 +15,7 @@ using testing::ProcessResult;
 using testing::RunNumavm;
 
 nlohmann::json RunJson(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {"run", "--report=json", "--quiet-console", "--timeout", "300s"};
+  std::vector<std::string> all = {"run", "--report=json", "--quiet-console", "--duration", "300s"};
   all.insert(all.end(), args.begin(), args.end());
   ProcessResult r = RunNumavm(all);
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -212,8 +212,8 @@ std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
   const nlohmann::json& series = run.report["balance"]["locality_series"];
   std::optional<double> when;
   for (const auto& p : series) {
-    if (p.size() == 2 && p[1].get<double>() >= target) {
-      when = p[0].get<double>();
+    if (p.value("locality", 0.0) >= target) {
+      when = p.value("seconds", 0.0);
       break;
     }
   }
@@ -222,8 +222,8 @@ std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
   for (const auto& v : run.report["vcpu"]) {
     uint64_t last = 0;
     for (const auto& p : v["progress"]) {
-      if (p[0].get<double>() > *when) break;
-      last = p[1].get<uint64_t>();
+      if (p.value("seconds", 0.0) > *when) break;
+      last = p.value("bytes", uint64_t{0});
     }
     bytes += last;
   }

@@ -124,6 +124,20 @@ ProcessResult RunNumavm(const std::vector<std::string>& args) {
 
 bool KvmAvailable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
+std::string ReportSchemaProblems(const std::string& json) {
+  TempFile report("report.json", json);
+  const std::string command = std::string("python3 ") + NUMAVM_SOURCE_DIR +
+                              "/tests/cli/validate_report.py " + report.path() + " 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return "could not run tests/cli/validate_report.py";
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), p)) > 0;) out.append(buffer, n);
+  const int status = pclose(p);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return out.empty() ? "validate_report.py failed" : out;
+}
+
 int CountLines(const std::string& text) {
   int n = 0;
   std::istringstream in(text);

@@ -41,6 +41,10 @@ ProcessResult RunNumavm(const std::vector<std::string>& args);
 // True when /dev/kvm can be opened read-write.
 bool KvmAvailable();
 
+// Problems of a JSON report against docs/report-schema.json, one per line
+// (tests/cli/validate_report.py); empty if it validates.
+std::string ReportSchemaProblems(const std::string& json);
+
 // Number of lines in `text` that are not empty.
 int CountLines(const std::string& text);
 

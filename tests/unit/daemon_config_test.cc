@@ -14,6 +14,33 @@ TEST(DaemonConfig, ShippedExampleLoads) {
   EXPECT_EQ(c->metrics_port, 9464);
 }
 
+TEST(DaemonConfig, BalanceKeyAndItsOldName) {
+  DaemonConfig c;
+  ASSERT_TRUE(ApplyDaemonToml("[daemon]\nbalance = \"off\"\n", "d.toml", c).ok());
+  EXPECT_EQ(c.mode, BalanceMode::kOff);
+  ASSERT_TRUE(ApplyDaemonToml("[daemon]\nmode = \"enforce\"\n", "d.toml", c).ok());
+  EXPECT_EQ(c.mode, BalanceMode::kOn);
+  absl::Status both =
+      ApplyDaemonToml("[daemon]\nbalance = \"on\"\nmode = \"advise\"\n", "d.toml", c);
+  EXPECT_TRUE(absl::IsInvalidArgument(both));
+  EXPECT_NE(both.message().find("keep balance"), std::string::npos) << both;
+  absl::Status bad = ApplyDaemonToml("[daemon]\nbalance = \"enforce-ish\"\n", "d.toml", c);
+  EXPECT_NE(bad.message().find("want off, advise or on"), std::string::npos) << bad;
+}
+
+TEST(DaemonConfig, BalanceFlagOverridesTheFile) {
+  DaemonFlags flags;
+  flags.config_path = std::string(NUMAVM_SOURCE_DIR) + "/configs/numavm-daemon.toml";
+  flags.balance = "advise";
+  absl::StatusOr<DaemonConfig> c = ResolveDaemonConfig(flags);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, BalanceMode::kAdvise);
+  flags.balance = "enforce";  // the old --mode's word for on
+  c = ResolveDaemonConfig(flags);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, BalanceMode::kOn);
+}
+
 TEST(DaemonConfig, FileThenFlags) {
   DaemonConfig c;
   ASSERT_TRUE(ApplyDaemonToml("[daemon]\nmode = \"advise\"\ninterval = \"2s\"\n"
@@ -21,7 +48,7 @@ TEST(DaemonConfig, FileThenFlags) {
                               "[metrics]\nport = 0\n",
                               "d.toml", c)
                   .ok());
-  EXPECT_EQ(c.mode, DomainMode::kAdvise);
+  EXPECT_EQ(c.mode, BalanceMode::kAdvise);
   EXPECT_EQ(c.interval, absl::Seconds(2));
   EXPECT_EQ(c.domains, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(c.migrate_bytes_per_second, 1ull << 30);
@@ -33,7 +60,7 @@ TEST(DaemonConfig, BadInputNamesTheProblem) {
     const char* text;
     const char* message;
   } cases[] = {
-      {"[daemon]\nmode = \"sideways\"\n", "unknown mode 'sideways'"},
+      {"[daemon]\nmode = \"sideways\"\n", "daemon.mode: unknown balance mode 'sideways'"},
       {"[daemon]\ninterval = \"1ms\"\n", "at least 100ms"},
       {"[daemon]\ncolour = 1\n", "unknown key 'colour' in [daemon]"},
       {"[metrics]\nport = 70000\n", "d.toml:2: metrics.port = 70000: want 0-65535"},

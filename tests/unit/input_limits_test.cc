@@ -115,7 +115,7 @@ TEST(PayloadArguments, ValuesTheGuestCannotReadAreErrors) {
 TEST(Flags, EmptyValuesDurationsAndPortsAreBounded) {
   ExpectBadInput(RunNumavm({"run", "--vcpus", ""}), "--vcpus: an empty value");
   ExpectBadInput(RunNumavm({"run", "--stats-interval", "1ns"}), "--stats-interval: at least 100ms");
-  ExpectBadInput(RunNumavm({"run", "--timeout", "inf"}), "--timeout: 'inf' is more than");
+  ExpectBadInput(RunNumavm({"run", "--duration", "inf"}), "--duration: 'inf' is more than");
   ExpectBadInput(RunNumavm({"report", "--no-libvirt", "--watch", "nan"}),
                  "--watch: 'nan' is not a duration");
   ExpectBadInput(RunNumavm({"report", "--no-libvirt", "--watch", "1e-300"}), "--watch");

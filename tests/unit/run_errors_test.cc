@@ -78,8 +78,10 @@ TEST(RunErrors, ConfigWithUnknownKey) {
 }
 
 TEST(RunErrors, UnknownBackingAndPlacement) {
-  ExpectBadInput(RunNumavm({"run", "--backing", "tmpfs"}), "unknown backing 'tmpfs'");
-  ExpectBadInput(RunNumavm({"run", "--placement", "random"}), "unknown placement 'random'");
+  ExpectBadInput(RunNumavm({"run", "--backing", "tmpfs"}),
+                 "--backing: 'tmpfs': want memfd, anon, hugetlb or thp");
+  ExpectBadInput(RunNumavm({"run", "--placement", "random"}),
+                 "--placement: 'random': want none, hard or inverse");
 }
 
 TEST(RunErrors, BadPayloadArgument) {
@@ -100,7 +102,7 @@ TEST(Help, ListsCommandsPayloadsAndExitCodes) {
   EXPECT_EQ(run.exit_code, 0);
   for (const char* needle :
        {"--vcpus", "--memory", "--backing", "--cell", "--payload", "--placement", "--report",
-        "--timeout", "--config", "numa02_chase", "Exit status"}) {
+        "--duration", "--json", "--config", "numa02_chase", "Exit status"}) {
     EXPECT_NE(run.out.find(needle), std::string::npos) << needle;
   }
 }

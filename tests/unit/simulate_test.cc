@@ -3,6 +3,7 @@
 // the bounds are today's results with margin, not the machine's load.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -293,12 +294,25 @@ TEST(SimulateCli, JsonIsTheSameEveryRun) {
       "simulate",   "--topology", std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node.toml",
       "--workload", "phase",      "--vcpus",
       "8",          "--memory",   "256M",
-      "--seconds",  "40",         "--scan-window",
+      "--duration", "40",         "--scan-window",
       "64M",        "--report",   "json"};
+  // Everything but generated_at is the same every run; with
+  // SOURCE_DATE_EPOCH (reproducible output) that is too.
+  setenv("SOURCE_DATE_EPOCH", "1764547200", 1);
   const ProcessResult a = RunNumavm(args);
   const ProcessResult b = RunNumavm(args);
+  unsetenv("SOURCE_DATE_EPOCH");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
+  const nlohmann::json j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["generated_at"], "2025-12-01T00:00:00Z");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["command"], "simulate");
+  const ProcessResult now = RunNumavm(args);
+  nlohmann::json c = nlohmann::json::parse(now.out);
+  EXPECT_NE(c["generated_at"], j["generated_at"]);
+  c["generated_at"] = j["generated_at"];
+  EXPECT_EQ(c, j);
   for (const char* key :
        {"\"best_locality\"", "\"final_locality\"", "\"seconds_to_90pct_of_best\"",
         "\"pages_migrated\"", "\"min_page_moves\"", "\"remigrations\"", "\"stall_seconds\"",

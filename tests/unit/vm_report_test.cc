@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 namespace numavm {
 namespace {
 
@@ -60,6 +64,32 @@ TEST(VmReport, PrometheusTextHasOneSeriesPerVmAndNodeWithEscapedLabels) {
     EXPECT_NE(line.rfind("numavm_vm_", 0), std::string::npos) << line;
     EXPECT_NE(line.find("} "), std::string::npos) << line;
   }
+}
+
+// A long VM name (libvirt allows any length) or many nodes widen their
+// column; the columns after it still line up with the header.
+TEST(VmReport, TableColumnsFitTheLongestName) {
+  VmReport shortname = Sample();
+  shortname.name = "a";
+  VmReport longname = Sample();
+  longname.name = "production-database-primary-eu-west-1";
+  longname.memory_per_node = {{0, 1ull << 30}, {1, 1ull << 30}, {2, 1ull << 30}, {3, 1ull << 30}};
+  const std::string table = ReportsToTable({shortname, longname});
+  std::istringstream lines(table);
+  std::vector<std::string> rows;  // the header, then one row per VM
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  ", 0) != 0) rows.push_back(line);  // not a status line
+  }
+  ASSERT_EQ(rows.size(), 3u) << table;
+  const size_t kind = rows[0].find("kind");
+  ASSERT_NE(kind, std::string::npos);
+  EXPECT_GT(kind, longname.name.size()) << table;
+  EXPECT_EQ(rows[1].substr(kind, 7), "libvirt") << table;
+  EXPECT_EQ(rows[2].substr(kind, 7), "libvirt") << table;
+  // The placement locality ("0.0%") ends at the same column in both rows,
+  // under its header.
+  EXPECT_EQ(rows[1].find('%'), rows[2].find('%')) << table;
+  EXPECT_EQ(rows[1].find('%'), rows[0].find("place") + 4) << table;
 }
 
 }  // namespace
