@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "balancer/control/control_client.h"
 #include "balancer/control/control_socket.h"
+#include "balancer/host_numa_peers.h"
 #include "balancer/libvirt/domain_manager.h"
 #include "balancer/libvirt/pinning_record.h"
 #include "balancer/libvirt/qemu_process.h"
@@ -108,6 +109,7 @@ int AttachCommand(const AttachFlags& flags) {
   Log(absl::StrCat("attached ", absl::StrJoin(manager.Attached(), ", "), " (--balance ",
                    BalanceModeName(*mode), ", every ", absl::FormatDuration(*interval),
                    "); Ctrl-C or 'numavm detach' restores their vCPU pinning"));
+  for (const std::string& w : HostNumaPeerWarnings(DetectHostNumaPeers())) Log("note: " + w);
 
   const absl::Time start = absl::Now();
   const absl::Time end =

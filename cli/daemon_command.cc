@@ -11,10 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "balancer/control/control_socket.h"
+#include "balancer/host_numa_peers.h"
 #include "balancer/libvirt/domain_manager.h"
 #include "cli/daemon_config.h"
 #include "cli/exit_codes.h"
 #include "cli/libvirt_commands.h"
+#include "cli/report_envelope.h"
 #include "cli/run_options.h"
 #include "cli/service_loop.h"
 
@@ -26,6 +28,25 @@ void Log(const std::string& line) {
   std::fflush(stderr);
 }
 
+// The daemon's own series, before the per-VM ones: that it is up, which
+// numavm it is, how many domains it balances, and whether the kernel's
+// NUMA balancing (a second balancer) is on.
+std::string DaemonHealth(const DomainManager& manager) {
+  const HostNumaPeers peers = DetectHostNumaPeers();
+  return absl::StrCat(
+      "# HELP numavm_up 1 while the daemon serves.\n# TYPE numavm_up gauge\nnumavm_up 1\n",
+      "# HELP numavm_build_info The numavm version serving.\n# TYPE numavm_build_info gauge\n",
+      "numavm_build_info{version=\"", kNumavmVersion, "\"} 1\n",
+      "# HELP numavm_domains_attached Domains the daemon balances.\n",
+      "# TYPE numavm_domains_attached gauge\nnumavm_domains_attached ", manager.Attached().size(),
+      "\n", "# HELP numavm_host_kernel_numa_balancing kernel.numa_balancing (0 off; -1 absent).\n",
+      "# TYPE numavm_host_kernel_numa_balancing gauge\nnumavm_host_kernel_numa_balancing ",
+      peers.kernel_numa_balancing.value_or(-1), "\n",
+      "# HELP numavm_host_numad_running 1 if a numad process runs.\n",
+      "# TYPE numavm_host_numad_running gauge\nnumavm_host_numad_running ",
+      peers.numad_pids.empty() ? 0 : 1, "\n");
+}
+
 // The /metrics endpoint, on its own thread.
 class MetricsServer {
  public:
@@ -33,7 +54,8 @@ class MetricsServer {
                                                               DomainManager& manager) {
     auto m = std::unique_ptr<MetricsServer>(new MetricsServer);
     m->server_.Get("/metrics", [&manager](const httplib::Request&, httplib::Response& res) {
-      res.set_content(ReportsToPrometheus(manager.Reports()), "text/plain; version=0.0.4");
+      res.set_content(DaemonHealth(manager) + ReportsToPrometheus(manager.Reports()),
+                      "text/plain; version=0.0.4");
     });
     m->server_.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("numavm daemon: metrics at /metrics\n", "text/plain");
@@ -120,6 +142,7 @@ int DaemonCommand(const DaemonFlags& flags) {
   } else {
     Log(absl::StrCat("no control socket: ", control.status().message()));
   }
+  for (const std::string& w : HostNumaPeerWarnings(DetectHostNumaPeers())) Log("note: " + w);
 
   const absl::Time start = absl::Now();
   const absl::Time end =

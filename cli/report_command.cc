@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "balancer/control/control_client.h"
 #include "balancer/control/control_socket.h"
+#include "balancer/host_numa_peers.h"
 #include "balancer/libvirt/attached_domain.h"
 #include "cli/exit_codes.h"
 #include "cli/libvirt_commands.h"
@@ -24,6 +25,7 @@ struct Collected {
 
 // From the control sockets of running numavm processes.
 void FromNumavmProcesses(Collected& out) {
+  for (const std::string& w : HostNumaPeerWarnings(DetectHostNumaPeers())) out.notes.push_back(w);
   absl::StatusOr<std::vector<std::string>> sockets = ListControlSockets(RuntimeDir());
   if (!sockets.ok()) {
     out.notes.push_back(std::string(sockets.status().message()));

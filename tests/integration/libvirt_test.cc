@@ -274,6 +274,12 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
             double(uint64_t{kMemoryMib} << 20));
   EXPECT_EQ(metrics["numavm_vm_placement_locality" + labels], 1.0);
   EXPECT_TRUE(metrics.count("numavm_vm_pages_migrated_total" + labels));
+  // The daemon's own health, and the host's other NUMA balancer as it is.
+  EXPECT_EQ(metrics["numavm_up"], 1);
+  EXPECT_EQ(metrics["numavm_domains_attached"], 1);
+  EXPECT_EQ(metrics["numavm_build_info{version=\"0.1.0\"}"], 1);
+  const std::string kernel = ReadProcFile("/proc/sys/kernel/numa_balancing");
+  EXPECT_EQ(metrics["numavm_host_kernel_numa_balancing"], kernel.empty() ? -1 : std::stoi(kernel));
   ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << daemon.err();
 
   // SIGHUP: a broken config is refused and the old one kept; a good one is
