@@ -23,78 +23,22 @@
 #include "balancer/libvirt/qemu_process.h"
 #include "balancer/sampling/proc_file.h"
 #include "tests/integration/libvirt_env.h"
+#include "tests/integration/libvirt_fixture.h"
 #include "tests/support/numavm_process.h"
 
 namespace numavm {
 namespace {
 
+using testing::AllCpus;
 using testing::BackgroundNumavm;
+using testing::Eventually;
+using testing::HostCpus;
+using testing::kMemoryMib;
 using testing::LibvirtEnv;
+using testing::LibvirtTest;
 using testing::ProcessResult;
 using testing::ReportSchemaProblems;
 using testing::RunNumavm;
-
-constexpr int kMemoryMib = 128;
-
-int HostCpus() { return LibvirtEnv::connection().host_cpus(); }
-
-std::vector<int> AllCpus() {
-  std::vector<int> all;
-  for (int c = 0; c < HostCpus(); ++c) all.push_back(c);
-  return all;
-}
-
-// Polls `done` for up to `seconds`.
-template <typename F>
-bool Eventually(F done, int seconds = 20) {
-  for (int i = 0; i < seconds * 20; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
-
-class LibvirtTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!LibvirtEnv::unavailable().empty()) GTEST_SKIP() << LibvirtEnv::unavailable();
-    // A private runtime directory: control sockets of this test only.
-    char pattern[] = "/tmp/numavm-run-XXXXXX";
-    runtime_ = mkdtemp(pattern);
-    setenv("NUMAVM_RUNTIME_DIR", runtime_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (!runtime_.empty()) std::filesystem::remove_all(runtime_);
-  }
-
-  LibvirtDomain Domain(const std::string& backing, int vcpus = 2) {
-    absl::StatusOr<LibvirtDomain> d = LibvirtEnv::CreateDomain(backing, vcpus, kMemoryMib);
-    EXPECT_TRUE(d.ok()) << d.status();
-    return *d;
-  }
-
-  std::vector<std::vector<int>> Pinning(const LibvirtDomain& d) {
-    absl::StatusOr<std::vector<std::vector<int>>> p = d.VcpuPinning(HostCpus());
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : std::vector<std::vector<int>>{};
-  }
-
-  nlohmann::json ReportJson() {
-    ProcessResult r = RunNumavm({"report", "--report", "json", "--connect", LibvirtEnv::uri()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(ReportSchemaProblems(r.out), "") << r.out;
-    return nlohmann::json::parse(r.out, nullptr, false);
-  }
-
-  static const nlohmann::json* Find(const nlohmann::json& report, const std::string& name) {
-    for (const auto& vm : report["vms"]) {
-      if (vm["name"] == name) return &vm;
-    }
-    return nullptr;
-  }
-
-  std::string runtime_;
-};
 
 class AttachTest : public LibvirtTest, public ::testing::WithParamInterface<std::string> {};
 
@@ -337,94 +281,6 @@ TEST_F(LibvirtTest, TheDaemonRidesOutALibvirtdRestartAndStillRestoresTheOriginal
   EXPECT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(Pinning(*again)[0], original) << done.err;
   ASSERT_TRUE(again->Destroy().ok());
-}
-
-// An administrator's pinning is kept: with --balance on (the default)
-// numavm measures and reports the domain, says why it keeps its hands off,
-// and neither re-pins nor moves it.
-TEST_F(LibvirtTest, AnAdministratorsPinningIsKept) {
-  LibvirtDomain dom = Domain("memfd");
-  const std::vector<int> pinned = {HostCpus() - 1};
-  ASSERT_TRUE(dom.PinVcpu(0, pinned, HostCpus()).ok());
-  BackgroundNumavm attach(
-      {"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
-  const nlohmann::json* vm = nullptr;
-  nlohmann::json report;
-  ASSERT_TRUE(Eventually([&] {
-    report = ReportJson();
-    vm = Find(report, dom.name());
-    return vm != nullptr && (*vm)["status"].get<std::string>().rfind("hands off", 0) == 0;
-  })) << report.dump(2)
-      << attach.err();
-  EXPECT_NE((*vm)["status"].get<std::string>().find("vCPU 0 is pinned to CPUs"), std::string::npos)
-      << (*vm)["status"];
-  EXPECT_EQ((*vm)["vcpu_moves"], 0);
-  EXPECT_EQ((*vm)["pages_migrated"], 0);
-  EXPECT_EQ(Pinning(dom)[0], pinned);
-  EXPECT_EQ(Pinning(dom)[1], AllCpus());
-  ProcessResult detach = RunNumavm({"detach", dom.name()});
-  EXPECT_EQ(detach.exit_code, 0) << detach.err;
-  EXPECT_EQ(attach.Wait(30).exit_code, 0);
-  EXPECT_EQ(Pinning(dom)[0], pinned);
-  ASSERT_TRUE(dom.Destroy().ok());
-}
-
-// One numavm per domain: a second attach is refused and names the first.
-TEST_F(LibvirtTest, ASecondAttachOfADomainIsRefused) {
-  LibvirtDomain dom = Domain("memfd");
-  BackgroundNumavm first(
-      {"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
-  ASSERT_TRUE(Eventually([&] {
-    return Find(ReportJson(), dom.name()) != nullptr &&
-           (*Find(ReportJson(), dom.name()))["manager"] == "numavm attach";
-  })) << first.err();
-  ProcessResult second =
-      RunNumavm({"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--duration", "1s"});
-  EXPECT_EQ(second.exit_code, 2) << second.err;
-  EXPECT_NE(second.err.find(absl::StrCat("is already attached by numavm pid ", first.pid())),
-            std::string::npos)
-      << second.err;
-  EXPECT_TRUE(first.running());
-  first.Signal(SIGTERM);
-  EXPECT_EQ(first.Wait(30).exit_code, 0);
-  ASSERT_TRUE(dom.Destroy().ok());
-}
-
-// kill -9 of the attaching numavm: the pinning it saved before re-pinning
-// is what 'numavm detach' puts back with no numavm running, and what a new
-// attach takes as the original (not the pinning the dead one set).
-TEST_F(LibvirtTest, APinningSavedByAKilledNumavmIsRestored) {
-  LibvirtDomain dom = Domain("memfd");
-  const std::vector<int> original = {HostCpus() - 1};
-  ASSERT_TRUE(dom.PinVcpu(0, original, HostCpus()).ok());
-  const std::vector<std::string> args = {
-      "attach",     dom.name(), "--connect",         LibvirtEnv::uri(),
-      "--interval", "200ms",    "--override-pinning"};
-  {
-    BackgroundNumavm killed(args);
-    ASSERT_TRUE(Eventually([&] { return Pinning(dom)[0] == AllCpus(); })) << killed.err();
-    killed.Signal(SIGKILL);
-    killed.Wait(30);
-  }
-  ASSERT_EQ(Pinning(dom)[0], AllCpus()) << "the killed numavm restored nothing";
-  {
-    // A new attach: the original is the saved one.
-    BackgroundNumavm again(args);
-    ASSERT_TRUE(Eventually([&] {
-      const nlohmann::json r = ReportJson();
-      return Find(r, dom.name()) != nullptr;
-    })) << again.err();
-    again.Signal(SIGKILL);
-    again.Wait(30);
-  }
-  ProcessResult detach = RunNumavm({"detach", dom.name(), "--connect", LibvirtEnv::uri()});
-  EXPECT_EQ(detach.exit_code, 0) << detach.err;
-  EXPECT_NE(detach.out.find("restored the vCPU pinning of " + dom.name()), std::string::npos)
-      << detach.out;
-  EXPECT_EQ(Pinning(dom)[0], original) << "the pinning found before numavm first pinned it";
-  ProcessResult twice = RunNumavm({"detach", dom.name(), "--connect", LibvirtEnv::uri()});
-  EXPECT_EQ(twice.exit_code, 2) << "nothing is left to restore: " << twice.out << twice.err;
-  ASSERT_TRUE(dom.Destroy().ok());
 }
 
 }  // namespace
