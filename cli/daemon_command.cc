@@ -19,6 +19,7 @@
 #include "cli/report_envelope.h"
 #include "cli/run_options.h"
 #include "cli/service_loop.h"
+#include "cli/systemd_notify.h"
 
 namespace numavm {
 namespace {
@@ -143,6 +144,11 @@ int DaemonCommand(const DaemonFlags& flags) {
     Log(absl::StrCat("no control socket: ", control.status().message()));
   }
   for (const std::string& w : HostNumaPeerWarnings(DetectHostNumaPeers())) Log("note: " + w);
+  // Under systemd (Type=notify): serving now.
+  auto notify = [](absl::string_view state) {
+    if (absl::Status s = NotifySystemd(state); !s.ok()) Log(std::string(s.message()));
+  };
+  notify("READY=1\nSTATUS=balancing libvirt domains");
 
   const absl::Time start = absl::Now();
   const absl::Time end =
@@ -160,10 +166,12 @@ int DaemonCommand(const DaemonFlags& flags) {
       break;
     }
     if (sig == SIGHUP) {
+      notify("RELOADING=1");
       absl::StatusOr<DaemonConfig> fresh = ResolveDaemonConfig(flags);
       if (!fresh.ok()) {
         Log(absl::StrCat("SIGHUP: config not reloaded, keeping the old one: ",
                          fresh.status().message()));
+        notify("READY=1\nSTATUS=config not reloaded; balancing with the old one");
         continue;
       }
       manager.set_mode(fresh->mode);
@@ -178,9 +186,11 @@ int DaemonCommand(const DaemonFlags& flags) {
       Log(absl::StrCat("SIGHUP: config reloaded (balance ", BalanceModeName(fresh->mode),
                        ", every ", absl::FormatDuration(config->interval), ", domains: ",
                        config->domains.empty() ? "all" : absl::StrJoin(config->domains, ","), ")"));
+      notify("READY=1\nSTATUS=balancing libvirt domains");
     }
     if (absl::Now() >= end) break;
   }
+  notify("STOPPING=1\nSTATUS=restoring vCPU pinning");
   manager.DetachAll();
   Log("stopped; vCPU pinning of every domain restored");
   return exit_code;
