@@ -127,6 +127,7 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
 
   VmReport& r = d->report_;
   r.name = d->name_;
+  r.uuid = d->domain_.uuid();
   r.kind = "libvirt";
   r.mode = std::string(BalanceModeName(options.mode));
   r.pid = d->pid_;

@@ -210,6 +210,11 @@ std::vector<std::string> DomainManager::Attached() const {
   return out;
 }
 
+std::vector<std::string> DomainManager::Skipped() const {
+  absl::MutexLock lock(&mu_);
+  return skipped_;
+}
+
 int DomainManager::host_cpus() const {
   absl::MutexLock lock(&mu_);
   return conn_ ? conn_->host_cpus() : 1;

@@ -62,6 +62,8 @@ class DomainManager {
   // gone so far, in that order, its status saying which.
   std::vector<VmReport> ReleasedReports() const;
   std::vector<std::string> Attached() const;
+  // Running domains AttachNew could not attach (each logged once), by name.
+  std::vector<std::string> Skipped() const;
   int host_cpus() const;
 
   // Settings a daemon reloads on SIGHUP.

@@ -21,7 +21,8 @@ std::string Label(const std::string& v) {
 }
 
 std::string Labels(const VmReport& r) {
-  return absl::StrCat("vm=\"", Label(r.name), "\",kind=\"", Label(r.kind), "\"");
+  return absl::StrCat("domain=\"", Label(r.name), "\",uuid=\"", Label(r.uuid), "\",kind=\"",
+                      Label(r.kind), "\"");
 }
 
 template <typename Map>
@@ -109,6 +110,7 @@ double PlacementLocality(const std::map<int, int>& vcpus_per_node,
 
 nlohmann::json ToJson(const VmReport& r) {
   return {{"name", r.name},
+          {"uuid", r.uuid},
           {"kind", r.kind},
           {"manager", r.manager},
           {"mode", r.mode},
@@ -136,6 +138,7 @@ absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j) {
     r.name = j.at("name").get<std::string>();
     r.kind = j.at("kind").get<std::string>();
     r.manager = j.value("manager", std::string());
+    if (j.contains("uuid") && j["uuid"].is_string()) r.uuid = j["uuid"].get<std::string>();
     r.mode = j.value("mode", std::string());
     absl::StatusOr<int> pid = IntegerField<int>(j, "pid", 0);
     if (!pid.ok()) return pid.status();
@@ -225,6 +228,13 @@ std::string ReportsToPrometheus(const std::vector<VmReport>& reports) {
       absl::StrAppend(&out, name, "{", Labels(r), "} ", get(r), "\n");
     };
   };
+  family("numavm_vm_info", "gauge",
+         "1 per VM; who balances it, in which mode, and its home nodes (libvirt domains).",
+         [&](const VmReport& r, const char* name) {
+           absl::StrAppend(&out, name, "{", Labels(r), ",manager=\"", Label(r.manager),
+                           "\",mode=\"", Label(r.mode), "\",home_nodes=\"",
+                           absl::StrJoin(r.home_nodes, ","), "\"} 1\n");
+         });
   family("numavm_vm_vcpus", "gauge", "vCPUs of the VM.",
          plain([](const VmReport& r) { return r.vcpus; }));
   family("numavm_vm_memory_bytes", "gauge", "Guest memory size.",
@@ -241,10 +251,10 @@ std::string ReportsToPrometheus(const std::vector<VmReport>& reports) {
              absl::StrAppend(&out, name, "{", Labels(r), ",node=\"", n, "\"} ", v, "\n");
            }
          });
-  family("numavm_vm_placement_locality", "gauge",
+  family("numavm_vm_placement_locality_ratio", "gauge",
          "Share of accesses local if every vCPU used all memory alike (0-1).",
          plain([](const VmReport& r) { return absl::StrFormat("%.6f", r.placement_locality); }));
-  family("numavm_vm_access_locality", "gauge", "Sampled share of local accesses (0-1).",
+  family("numavm_vm_access_locality_ratio", "gauge", "Sampled share of local accesses (0-1).",
          [&](const VmReport& r, const char* name) {
            if (r.access_locality) {
              absl::StrAppend(&out, name, "{", Labels(r), "} ",
@@ -253,7 +263,7 @@ std::string ReportsToPrometheus(const std::vector<VmReport>& reports) {
          });
   family("numavm_vm_pages_migrated_total", "counter", "Guest pages migrated between nodes.",
          plain([](const VmReport& r) { return r.pages_migrated; }));
-  family("numavm_vm_migrated_bytes_total", "counter", "Guest bytes migrated between nodes.",
+  family("numavm_vm_bytes_migrated_total", "counter", "Guest bytes migrated between nodes.",
          plain([](const VmReport& r) { return r.bytes_migrated; }));
   family("numavm_vm_migration_failures_total", "counter", "Page migrations that failed.",
          plain([](const VmReport& r) { return r.migration_failures; }));

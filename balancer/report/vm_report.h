@@ -17,6 +17,7 @@ namespace numavm {
 
 struct VmReport {
   std::string name;
+  std::string uuid;     // a libvirt domain's UUID; empty for numavm run VMs
   std::string kind;     // "numavm-run" or "libvirt"
   std::string manager;  // who balances it: "numavm run", "numavm attach", "numavm daemon", "none"
   std::string mode;     // off, advise, on/enforce
@@ -45,8 +46,10 @@ nlohmann::json ToJson(const VmReport& r);
 absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j);
 
 std::string ReportsToTable(const std::vector<VmReport>& reports);
-// Prometheus text exposition format 0.0.4, one series per VM (label vm=,
-// kind=) and node (node=) where it applies.
+// Prometheus text exposition format 0.0.4, one series per VM (labels
+// domain= - the VM's name, as libvirt-exporter names it -, uuid=, kind=)
+// and node (node=) where it applies; numavm_vm_info carries the manager,
+// the balance mode and the home nodes.
 std::string ReportsToPrometheus(const std::vector<VmReport>& reports);
 
 }  // namespace numavm

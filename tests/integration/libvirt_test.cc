@@ -204,7 +204,8 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
                            "--override-pinning"});
   httplib::Client client("127.0.0.1", port);
   std::map<std::string, double> metrics;
-  const std::string labels = absl::StrCat("{vm=\"", dom.name(), "\",kind=\"libvirt\"}");
+  const std::string labels =
+      absl::StrCat("{domain=\"", dom.name(), "\",uuid=\"", dom.uuid(), "\",kind=\"libvirt\"}");
   ASSERT_TRUE(Eventually([&] {
     auto res = client.Get("/metrics");
     if (!res || res->status != 200) return false;
@@ -213,14 +214,15 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
   })) << daemon.err();
   EXPECT_EQ(metrics["numavm_vm_vcpus" + labels], 2);
   EXPECT_EQ(metrics["numavm_vm_memory_bytes" + labels], double(uint64_t{kMemoryMib} << 20));
-  EXPECT_EQ(metrics[absl::StrCat("numavm_vm_node_memory_bytes{vm=\"", dom.name(),
-                                 "\",kind=\"libvirt\",node=\"0\"}")],
+  EXPECT_EQ(metrics[absl::StrCat("numavm_vm_node_memory_bytes{domain=\"", dom.name(), "\",uuid=\"",
+                                 dom.uuid(), "\",kind=\"libvirt\",node=\"0\"}")],
             double(uint64_t{kMemoryMib} << 20));
-  EXPECT_EQ(metrics["numavm_vm_placement_locality" + labels], 1.0);
+  EXPECT_EQ(metrics["numavm_vm_placement_locality_ratio" + labels], 1.0);
   EXPECT_TRUE(metrics.count("numavm_vm_pages_migrated_total" + labels));
   // The daemon's own health, and the host's other NUMA balancer as it is.
   EXPECT_EQ(metrics["numavm_up"], 1);
   EXPECT_EQ(metrics["numavm_domains_attached"], 1);
+  EXPECT_EQ(metrics["numavm_domains_skipped"], 0) << "--domain names only this one";
   EXPECT_EQ(metrics["numavm_build_info{version=\"0.1.0\"}"], 1);
   const std::string kernel = ReadProcFile("/proc/sys/kernel/numa_balancing");
   EXPECT_EQ(metrics["numavm_host_kernel_numa_balancing"], kernel.empty() ? -1 : std::stoi(kernel));

@@ -14,6 +14,9 @@ VmReport Sample() {
   r.name = "web \"1\"";
   r.kind = "libvirt";
   r.manager = "numavm daemon";
+  r.uuid = "6695eb01";
+  r.mode = "on";
+  r.home_nodes = {0, 1};
   r.vcpus = 4;
   r.memory_bytes = 1 << 30;
   r.memory_per_node = {{0, 3 << 28}, {1, 1 << 28}};
@@ -48,15 +51,21 @@ TEST(VmReport, JsonRoundTrips) {
 TEST(VmReport, PrometheusTextHasOneSeriesPerVmAndNodeWithEscapedLabels) {
   const std::string text = ReportsToPrometheus({Sample()});
   EXPECT_NE(text.find("# TYPE numavm_vm_pages_migrated_total counter\n"), std::string::npos);
-  EXPECT_NE(text.find("numavm_vm_vcpus{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 4\n"),
+  // Labels as libvirt-exporter names them (domain=, uuid=), values escaped.
+  const std::string labels = "domain=\"web \\\"1\\\"\",uuid=\"6695eb01\",kind=\"libvirt\"";
+  EXPECT_NE(text.find("numavm_vm_vcpus{" + labels + "} 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("numavm_vm_node_memory_bytes{" + labels + ",node=\"1\"} 268435456\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("numavm_vm_node_memory_bytes{vm=\"web "
-                      "\\\"1\\\"\",kind=\"libvirt\",node=\"1\"} 268435456\n"),
-            std::string::npos);
-  EXPECT_NE(
-      text.find("numavm_vm_access_locality{vm=\"web \\\"1\\\"\",kind=\"libvirt\"} 0.500000\n"),
-      std::string::npos);
+  EXPECT_NE(text.find("numavm_vm_access_locality_ratio{" + labels + "} 0.500000\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("numavm_vm_placement_locality_ratio{" + labels + "} "), std::string::npos);
+  EXPECT_NE(text.find("numavm_vm_bytes_migrated_total{" + labels + "} "), std::string::npos);
+  EXPECT_NE(text.find("numavm_vm_info{" + labels +
+                      ",manager=\"numavm daemon\",mode=\"on\",home_nodes=\"0,1\"} 1\n"),
+            std::string::npos)
+      << text;
   // Every line is a comment or "series value".
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
