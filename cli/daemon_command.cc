@@ -107,7 +107,7 @@ int DaemonCommand(const DaemonFlags& flags) {
   ManagerOptions options;
   options.uri = config->connect;
   options.domain.mode = config->mode;
-  options.domain.override_pinning = flags.override_pinning;
+  options.domain.override_pinning = config->override_pinning;
   options.domain.runtime_dir = RuntimeDir();
   if (absl::Status s = EnsureRuntimeDir(options.domain.runtime_dir); !s.ok()) {
     std::fprintf(stderr, "numavm daemon: %s\n", std::string(s.message()).c_str());

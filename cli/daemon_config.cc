@@ -58,9 +58,10 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
   absl::StatusOr<const toml::table*> metrics = TomlTable(*t, "metrics", source);
   if (!metrics.ok()) return metrics.status();
   if (const toml::table* d = *daemon) {
-    if (absl::Status s =
-            CheckTomlKeys(*d, {"connect", "balance", "mode", "interval", "migrate_rate", "domains"},
-                          "[daemon]", source);
+    if (absl::Status s = CheckTomlKeys(*d,
+                                       {"connect", "balance", "mode", "interval", "migrate_rate",
+                                        "domains", "override_pinning"},
+                                       "[daemon]", source);
         !s.ok()) {
       return s;
     }
@@ -93,6 +94,13 @@ absl::Status ApplyDaemonToml(absl::string_view text, absl::string_view source, D
       if (!v) return Bad(source, "daemon.migrate_rate must be a size string such as \"64M\"");
       if (absl::Status s = SetRate("daemon.migrate_rate", *v, c); !s.ok())
         return Bad(source, s.message());
+    }
+    if (const toml::node* n = d->get("override_pinning")) {
+      std::optional<bool> v = n->value<bool>();
+      if (!v || !n->is_boolean()) {
+        return TomlError(*n, "daemon.override_pinning must be true or false", source);
+      }
+      c.override_pinning = *v;
     }
     if (const toml::node* n = d->get("domains")) {
       const toml::array* a = n->as_array();
@@ -128,6 +136,7 @@ absl::StatusOr<DaemonConfig> ResolveDaemonConfig(const DaemonFlags& flags) {
     if (absl::Status s = ApplyDaemonToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   if (!flags.connect.empty()) c.connect = flags.connect;
+  if (flags.override_pinning) c.override_pinning = true;
   if (!flags.balance.empty()) {
     absl::StatusOr<BalanceMode> m = ParseDomainBalance(flags.balance);
     if (!m.ok())

@@ -21,6 +21,9 @@ struct DaemonConfig {
   absl::Duration interval = absl::Seconds(5);
   uint64_t migrate_bytes_per_second = 64ull << 20;
   std::vector<std::string> domains;  // empty: every running domain
+  // Also balance domains the administrator placed (attach's
+  // --override-pinning); read at start, a change needs a restart.
+  bool override_pinning = false;
   std::string metrics_address = "127.0.0.1";
   int metrics_port = 9464;  // 0: no metrics server
 };

@@ -76,9 +76,10 @@ void AddDaemonCommand(CLI::App& app, DaemonFlags& flags) {
       "config; SIGTERM restores every domain's vCPU pinning and exits.");
   d->footer(
       std::string(
-          "\nConfig (TOML, see configs/numavm-daemon.toml): [daemon] connect, mode, interval, "
-          "migrate_rate, domains; [metrics] address (default 127.0.0.1), port (default 9464, 0: "
-          "off). Flags override it. A systemd unit is in configs/numavm.service.\n"
+          "\nConfig (TOML, see configs/numavm-daemon.toml): [daemon] connect, balance, interval, "
+          "migrate_rate, domains, override_pinning; [metrics] address (default 127.0.0.1), port "
+          "(default 9464, 0: off). Flags override it. A systemd unit is in "
+          "configs/numavm.service (man numavm).\n"
           "Example: numavm daemon --config /etc/numavm/daemon.toml\n"
           "         curl -s http://127.0.0.1:9464/metrics\n\n") +
       kDaemonExitHelp);

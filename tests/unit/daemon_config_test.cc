@@ -28,6 +28,17 @@ TEST(DaemonConfig, BalanceKeyAndItsOldName) {
   EXPECT_NE(bad.message().find("want off, advise or on"), std::string::npos) << bad;
 }
 
+TEST(DaemonConfig, OverridePinningIsABooleanOffByDefault) {
+  DaemonConfig c;
+  EXPECT_FALSE(c.override_pinning);
+  ASSERT_TRUE(ApplyDaemonToml("[daemon]\noverride_pinning = true\n", "d.toml", c).ok());
+  EXPECT_TRUE(c.override_pinning);
+  absl::Status bad = ApplyDaemonToml("[daemon]\noverride_pinning = \"yes\"\n", "d.toml", c);
+  EXPECT_NE(bad.message().find("d.toml:2: daemon.override_pinning must be true or false"),
+            std::string::npos)
+      << bad;
+}
+
 TEST(DaemonConfig, BalanceFlagOverridesTheFile) {
   DaemonFlags flags;
   flags.config_path = std::string(NUMAVM_SOURCE_DIR) + "/configs/numavm-daemon.toml";
