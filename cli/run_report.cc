@@ -159,7 +159,7 @@ std::string SummaryToTable(const RunSummary& s) {
   if (s.sampling.sampler != "off") {
     absl::StrAppend(&out, "verdict:   ", BalanceVerdict(s.balance.counters, o.balance.mode), "\n");
   }
-  if (!o.vm.cells.empty()) {
+  if (o.vm.cells.size() > 1) {  // guest NUMA (--cell): the guest sees several nodes
     absl::StrAppend(&out, "cells:    ");
     for (size_t c = 0; c < o.vm.cells.size(); ++c) {
       absl::StrAppend(&out, c == 0 ? " " : "; ", "cell ", c, ": ",

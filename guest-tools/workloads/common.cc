@@ -12,6 +12,8 @@ uint64_t StartDeadlineSeconds(uint64_t default_seconds) {
 
 }  // namespace
 
+uint64_t SecondsAllowed(uint64_t default_seconds) { return StartDeadlineSeconds(default_seconds); }
+
 Region Slice(const Region& r, uint32_t index, uint32_t count) {
   uint64_t pages = r.bytes / kPageBytes;
   uint64_t first = pages * index / count;

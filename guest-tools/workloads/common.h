@@ -47,6 +47,10 @@ class ProgressMeter {
   uint64_t reported_ = 0;
 };
 
+// The guest time `seconds=` (or `default_seconds`) allows; 0 with
+// `iterations=` (passes count, not time).
+uint64_t SecondsAllowed(uint64_t default_seconds);
+
 // How much work a vCPU does: `iterations=` whole passes, or, with
 // `seconds=`, passes until that much guest time has passed (checked after
 // every chunk, so a pass can end early). Without either, `default_seconds`.
