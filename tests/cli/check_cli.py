@@ -15,7 +15,9 @@ Checks, as a user would see them:
   docs/report-schema.json (tests/cli/validate_report.py); --json and
   --report json print the same report;
 - 'numavm run' prints labelled progress on a terminal by default (stderr
-  a pseudo-terminal) and none when stderr is not one;
+  a pseudo-terminal) and none when stderr is not one; so does each 'numavm
+  run' example of the README's tour, which must succeed (its time is
+  printed, not asserted: the README states it for this machine);
 - --plot on run, replay and simulate, and 'numavm plot' of a saved report,
   write an SVG that a real renderer (rsvg-convert) turns into a PNG with
   visible axes (black) and series (the first series' blue) in every panel.
@@ -374,6 +376,40 @@ def check_progress(numavm):
         fail(f"--stats-interval 0 on a terminal printed progress: {terminal!r}")
 
 
+def readme_run_examples():
+    """The indented 'numavm run ...' lines of the README's tour of the CLI."""
+    text = open(os.path.join(SOURCE, "README.md")).read()
+    tour = text.split("## A tour of the CLI", 1)[-1].split("\n## ", 1)[0]
+    return [l.strip() for l in tour.splitlines()
+            if l.startswith("    numavm run ") and "--help" not in l]
+
+
+def check_readme_examples(numavm):
+    import shlex
+    import time
+    examples = readme_run_examples()
+    if len(examples) < 4:
+        fail(f"the README's tour has {len(examples)} 'numavm run' examples: {examples}")
+    for example in examples:
+        args = shlex.split(example)[1:]
+        payload = args[args.index("--payload") + 1] if "--payload" in args else ""
+        if payload.startswith("./"):
+            continue  # the user's own payload
+        cwd = os.getcwd()
+        os.chdir(SOURCE)  # the examples name configs/ relative to the checkout
+        try:
+            start = time.monotonic()
+            code, terminal = run_on_terminal(numavm, with_options(args, ["--quiet-console"]))
+            took = time.monotonic() - start
+        finally:
+            os.chdir(cwd)
+        progress = [l for l in terminal.splitlines() if " s | guest work " in l]
+        print(f"README example ({took:.1f} s, {len(progress)} progress lines): {example}")
+        if code != 0 or not progress:
+            fail(f"README example '{example}': exit {code}, {len(progress)} progress lines: "
+                 f"{terminal[-300:]!r}")
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -388,6 +424,7 @@ def main(argv):
         check_calls(numavm, kvm)
         if kvm:
             check_progress(numavm)
+            check_readme_examples(numavm)
         with tempfile.TemporaryDirectory() as work:
             check_plots(numavm, kvm, work)
     if not kvm:
