@@ -10,7 +10,12 @@ Checks:
 - the daemon is Type=notify: with $NOTIFY_SOCKET it sends READY=1 once it
   serves and STOPPING=1 when it stops;
 - docs/numavm.1 renders without warnings and names every command;
-- 'cmake --install' puts the binary, the unit and the man page in place.
+- the daemon's /metrics passes 'promtool check metrics' (Prometheus' own
+  linter, scripts/fetch-promtool.sh; the per-domain series are linted by
+  the libvirt integration test);
+- 'cmake --install' puts the binary, the payloads, the unit, the example
+  config and the man page in place, and the installed binary finds its
+  payloads.
 Prints one line per failed check and exits 1 if any failed.
 """
 import os
@@ -97,6 +102,41 @@ def check_man(numavm):
         fail(f"numavm --help lists {len(commands)} commands: {commands}")
 
 
+def check_metrics(numavm, build, work):
+    import urllib.request
+    tool = subprocess.run([os.path.join(SOURCE, "scripts", "fetch-promtool.sh")],
+                          capture_output=True, text=True, env=dict(os.environ, BUILD_DIR=build))
+    if tool.returncode != 0:
+        fail(f"no promtool: {tool.stderr.strip()}")
+        return
+    runtime = os.path.join(work, "run-metrics")
+    os.mkdir(runtime, 0o700)
+    port = 19500 + os.getpid() % 400
+    p = subprocess.Popen([numavm, "daemon", "--connect", "test:///default", "--duration", "5s",
+                          "--metrics-port", str(port)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, NUMAVM_RUNTIME_DIR=runtime))
+    body = None
+    import time
+    for _ in range(40):
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+            break
+        except OSError:
+            time.sleep(0.1)
+    p.communicate(timeout=60)
+    if body is None:
+        fail("the daemon's /metrics did not answer")
+        return
+    lint = subprocess.run([tool.stdout.strip(), "check", "metrics"], input=body,
+                          capture_output=True)
+    if lint.returncode != 0 or lint.stdout.strip() or lint.stderr.strip():
+        fail(f"promtool check metrics: {(lint.stdout + lint.stderr).decode().strip()}")
+    for name in (b"numavm_up 1", b"numavm_build_info{", b"numavm_domains_skipped 1"):
+        if name not in body:
+            fail(f"/metrics has no {name.decode()!r}")
+
+
 def check_install(build, work):
     prefix = os.path.join(work, "prefix")
     r = subprocess.run(["cmake", "--install", build, "--prefix", prefix], capture_output=True,
@@ -104,10 +144,17 @@ def check_install(build, work):
     if r.returncode != 0:
         fail(f"cmake --install: {r.stderr.strip()}")
         return
-    for f in ("bin/numavm", "lib/systemd/system/numavm.service", "share/man/man1/numavm.1",
-              "share/doc/numavm/examples/numavm-daemon.toml"):
+    for f in ("bin/numavm", "lib/numavm/guest-tools/numa02.elf", "lib/systemd/system/numavm.service",
+              "share/man/man1/numavm.1", "share/doc/numavm/examples/numavm-daemon.toml"):
         if not os.path.exists(os.path.join(prefix, f)):
             fail(f"cmake --install did not install {f}")
+    if os.path.exists(os.path.join(prefix, "lib/numavm/guest-tools/CMakeFiles")):
+        fail("cmake --install copied the build's CMakeFiles among the payloads")
+    h = subprocess.run([os.path.join(prefix, "bin", "numavm"), "run", "--help"],
+                       capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "NUMAVM_PAYLOAD_DIR"})
+    if "numa02" not in h.stdout.split("Payloads:")[-1].split("\n")[0]:
+        fail("the installed numavm does not find its payloads")
 
 
 def main(argv):
@@ -119,6 +166,7 @@ def main(argv):
         check_unit(numavm, work)
         check_notify(numavm, work)
         check_man(numavm)
+        check_metrics(numavm, build, work)
         check_install(build, work)
     print(f"{len(failures)} failed checks" if failures else "all packaging checks passed")
     return 1 if failures else 0

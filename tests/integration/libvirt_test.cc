@@ -204,14 +204,18 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
                            "--override-pinning"});
   httplib::Client client("127.0.0.1", port);
   std::map<std::string, double> metrics;
+  std::string exposition;
   const std::string labels =
       absl::StrCat("{domain=\"", dom.name(), "\",uuid=\"", dom.uuid(), "\",kind=\"libvirt\"}");
   ASSERT_TRUE(Eventually([&] {
     auto res = client.Get("/metrics");
     if (!res || res->status != 200) return false;
     metrics = ParsePrometheus(res->body);
+    exposition = res->body;
     return metrics.count("numavm_vm_vcpus" + labels) > 0;
   })) << daemon.err();
+  // Named and shaped as Prometheus wants them.
+  EXPECT_EQ(testing::PrometheusLintProblems(exposition), "") << exposition;
   EXPECT_EQ(metrics["numavm_vm_vcpus" + labels], 2);
   EXPECT_EQ(metrics["numavm_vm_memory_bytes" + labels], double(uint64_t{kMemoryMib} << 20));
   EXPECT_EQ(metrics[absl::StrCat("numavm_vm_node_memory_bytes{domain=\"", dom.name(), "\",uuid=\"",

@@ -124,6 +124,38 @@ ProcessResult RunNumavm(const std::vector<std::string>& args) {
 
 bool KvmAvailable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
+namespace {
+
+// Runs `command` through the shell; its output, and whether it exited 0.
+std::string Shell(const std::string& command, bool* ok) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    *ok = false;
+    return "could not run: " + command;
+  }
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), p)) > 0;) out.append(buffer, n);
+  const int status = pclose(p);
+  *ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return out;
+}
+
+}  // namespace
+
+std::string PrometheusLintProblems(const std::string& exposition) {
+  bool ok = false;
+  const std::string build = std::filesystem::path(NUMAVM_BINARY).parent_path().string();
+  std::string tool = Shell(
+      std::string("BUILD_DIR=") + build + " " + NUMAVM_SOURCE_DIR + "/scripts/fetch-promtool.sh",
+      &ok);
+  while (!tool.empty() && (tool.back() == '\n' || tool.back() == ' ')) tool.pop_back();
+  if (!ok) return "no promtool: " + tool;
+  TempFile metrics("metrics.txt", exposition);
+  const std::string out = Shell(tool + " check metrics < " + metrics.path(), &ok);
+  return ok && out.empty() ? "" : (out.empty() ? "promtool failed" : out);
+}
+
 std::string ReportSchemaProblems(const std::string& json) {
   TempFile report("report.json", json);
   const std::string command = std::string("python3 ") + NUMAVM_SOURCE_DIR +

@@ -45,6 +45,11 @@ bool KvmAvailable();
 // (tests/cli/validate_report.py); empty if it validates.
 std::string ReportSchemaProblems(const std::string& json);
 
+// What `promtool check metrics` (Prometheus' linter, fetched by
+// scripts/fetch-promtool.sh) says of a Prometheus exposition; empty if it
+// is clean.
+std::string PrometheusLintProblems(const std::string& exposition);
+
 // Number of lines in `text` that are not empty.
 int CountLines(const std::string& text);
 
