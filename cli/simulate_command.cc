@@ -59,13 +59,15 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     return absl::InvalidArgumentError(
         absl::StrCat("--first-touch '", flags.first_touch, "': want boot or spread"));
   }
-  absl::Duration cost;
-  if (!absl::ParseDuration(flags.fault_cost, &cost) || cost < absl::ZeroDuration() ||
-      cost > absl::Seconds(1)) {
+  // The one duration parser of every flag (0 allowed here: a free fault).
+  const absl::StatusOr<absl::Duration> cost =
+      flags.fault_cost == "0" ? absl::StatusOr<absl::Duration>(absl::ZeroDuration())
+                              : ParseTimeout(flags.fault_cost);
+  if (!cost.ok() || *cost > absl::Seconds(1)) {
     return absl::InvalidArgumentError(absl::StrCat("--fault-cost '", flags.fault_cost,
                                                    "': want a duration from 0 to 1s, e.g. 55us"));
   }
-  o.costs.hint_fault = cost;
+  o.costs.hint_fault = *cost;
   absl::StatusOr<SamplerKind> sampler = ParseSamplerKind(flags.sampler);
   if (!sampler.ok()) return sampler.status();
   o.sampler = *sampler;
