@@ -97,10 +97,16 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   // The administrator's placement is kept: vCPUs pinned to fewer than all
   // CPUs (<vcpupin>, <vcpu cpuset=>, placement='auto') or memory bound by
   // <numatune>.
-  std::vector<int> all(d->host_cpus_);
-  for (int cpu = 0; cpu < d->host_cpus_; ++cpu) all[cpu] = cpu;
+  // Unpinned means allowed on every online CPU (the host map may also list
+  // offline ones).
+  std::vector<int> online;
+  for (const NumaNode& n : topology.nodes)
+    online.insert(online.end(), n.cpus.begin(), n.cpus.end());
+  std::sort(online.begin(), online.end());
   for (int v = 0; v < static_cast<int>(d->original_.size()) && d->hands_off_.empty(); ++v) {
-    if (d->original_[v] != all) {
+    std::vector<int> allowed = d->original_[v];
+    std::sort(allowed.begin(), allowed.end());
+    if (!std::includes(allowed.begin(), allowed.end(), online.begin(), online.end())) {
       d->hands_off_ =
           absl::StrCat("vCPU ", v, " is pinned to CPUs ", absl::StrJoin(d->original_[v], ","),
                        " by the domain's configuration");
