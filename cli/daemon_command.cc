@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "balancer/control/control_socket.h"
 #include "balancer/host_numa_peers.h"
 #include "balancer/libvirt/domain_manager.h"
@@ -34,21 +36,41 @@ void Log(const std::string& line) {
 // NUMA balancing (a second balancer) is on.
 std::string DaemonHealth(const DomainManager& manager) {
   const HostNumaPeers peers = DetectHostNumaPeers();
-  return absl::StrCat(
-      "# HELP numavm_up 1 while the daemon serves.\n# TYPE numavm_up gauge\nnumavm_up 1\n",
-      "# HELP numavm_build_info The numavm version serving.\n# TYPE numavm_build_info gauge\n",
+  auto family = [](const char* name, const char* type, const char* help) {
+    return absl::StrCat("# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+  };
+  std::string out = absl::StrCat(
+      family("numavm_up", "gauge", "1 while the daemon serves."), "numavm_up 1\n",
+      family("numavm_build_info", "gauge", "The numavm version serving."),
       "numavm_build_info{version=\"", kNumavmVersion, "\"} 1\n",
-      "# HELP numavm_domains_attached Domains the daemon balances.\n",
-      "# TYPE numavm_domains_attached gauge\nnumavm_domains_attached ", manager.Attached().size(),
-      "\n",
-      "# HELP numavm_domains_skipped Running domains the daemon could not attach (see its log).\n",
-      "# TYPE numavm_domains_skipped gauge\nnumavm_domains_skipped ", manager.Skipped().size(),
-      "\n", "# HELP numavm_host_kernel_numa_balancing kernel.numa_balancing (0 off; -1 absent).\n",
-      "# TYPE numavm_host_kernel_numa_balancing gauge\nnumavm_host_kernel_numa_balancing ",
-      peers.kernel_numa_balancing.value_or(-1), "\n",
-      "# HELP numavm_host_numad_running 1 if a numad process runs.\n",
-      "# TYPE numavm_host_numad_running gauge\nnumavm_host_numad_running ",
-      peers.numad_pids.empty() ? 0 : 1, "\n");
+      family("numavm_rounds_total", "counter", "Balancing rounds run."), "numavm_rounds_total ",
+      manager.rounds(), "\n",
+      family("numavm_round_errors_total", "counter",
+             "Rounds' errors: libvirt unreachable, a domain's step failing (see the log)."),
+      "numavm_round_errors_total ", manager.round_errors(), "\n",
+      family("numavm_domains_attached", "gauge", "Domains the daemon balances."),
+      "numavm_domains_attached ", manager.Attached().size(), "\n");
+  const std::map<std::string, std::string> skipped = manager.Skipped();
+  absl::StrAppend(
+      &out,
+      family("numavm_domains_skipped", "gauge", "Running domains the daemon could not attach."),
+      "numavm_domains_skipped ", skipped.size(), "\n",
+      family("numavm_domain_skipped_info", "gauge",
+             "1 per running domain the daemon could not attach, with the reason."));
+  auto label = [](const std::string& v) {
+    return absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
+  };
+  for (const auto& [name, why] : skipped) {
+    absl::StrAppend(&out, "numavm_domain_skipped_info{domain=\"", label(name), "\",reason=\"",
+                    label(why), "\"} 1\n");
+  }
+  absl::StrAppend(&out,
+                  family("numavm_host_kernel_numa_balancing", "gauge",
+                         "kernel.numa_balancing (0 off; -1 absent)."),
+                  "numavm_host_kernel_numa_balancing ", peers.kernel_numa_balancing.value_or(-1),
+                  "\n", family("numavm_host_numad_running", "gauge", "1 if a numad process runs."),
+                  "numavm_host_numad_running ", peers.numad_pids.empty() ? 0 : 1, "\n");
+  return out;
 }
 
 // The /metrics endpoint, on its own thread.

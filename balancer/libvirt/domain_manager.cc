@@ -106,6 +106,7 @@ void DomainManager::AttachNew(const std::vector<std::string>& only) {
     log_(std::string(all.status().message()));
     return;
   }
+  std::map<std::string, std::string> skipped;
   for (LibvirtDomain& d : *all) {
     const std::string name = d.name();
     if (IsAttachedLocked(name)) continue;
@@ -117,18 +118,22 @@ void DomainManager::AttachNew(const std::vector<std::string>& only) {
         log_(absl::StrCat("not balancing '", name, "': ", a.status().message()));
         skipped_.push_back(name);
       }
+      skipped[name] = std::string(a.status().message());
       continue;
     }
     log_(absl::StrCat("attached '", name, "' (", (*a)->vcpus(), " vCPUs, ",
                       (*a)->report().memory_bytes >> 20, " MiB)"));
     domains_.push_back(std::move(*a));
   }
+  skipped_now_ = std::move(skipped);
 }
 
 void DomainManager::Step(absl::Duration now) {
   absl::MutexLock lock(&mu_);
+  ++rounds_;
   if (absl::Status s = ConnectLocked(); !s.ok()) {
     log_(absl::StrCat("libvirt unavailable, retrying: ", s.message()));
+    ++round_errors_;
     return;
   }
   std::vector<bool> gone(domains_.size(), false);
@@ -146,6 +151,7 @@ void DomainManager::Step(absl::Duration now) {
       gone[i] = true;
     } else if (!s.ok()) {
       log_(absl::StrCat("domain '", domains_[i]->name(), "': ", s.message()));
+      ++round_errors_;
     }
   }
   std::vector<std::unique_ptr<AttachedDomain>> kept;
@@ -210,9 +216,19 @@ std::vector<std::string> DomainManager::Attached() const {
   return out;
 }
 
-std::vector<std::string> DomainManager::Skipped() const {
+std::map<std::string, std::string> DomainManager::Skipped() const {
   absl::MutexLock lock(&mu_);
-  return skipped_;
+  return skipped_now_;
+}
+
+uint64_t DomainManager::rounds() const {
+  absl::MutexLock lock(&mu_);
+  return rounds_;
+}
+
+uint64_t DomainManager::round_errors() const {
+  absl::MutexLock lock(&mu_);
+  return round_errors_;
 }
 
 int DomainManager::host_cpus() const {

@@ -9,6 +9,7 @@
 #define NUMAVM_BALANCER_LIBVIRT_DOMAIN_MANAGER_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,8 +63,13 @@ class DomainManager {
   // gone so far, in that order, its status saying which.
   std::vector<VmReport> ReleasedReports() const;
   std::vector<std::string> Attached() const;
-  // Running domains AttachNew could not attach (each logged once), by name.
-  std::vector<std::string> Skipped() const;
+  // Running domains the last AttachNew could not attach: name -> why (each
+  // also logged once).
+  std::map<std::string, std::string> Skipped() const;
+  // Balancing rounds so far, and rounds' errors (libvirt unreachable, a
+  // domain's step failing; a domain that went away is not an error).
+  uint64_t rounds() const;
+  uint64_t round_errors() const;
   int host_cpus() const;
 
   // Settings a daemon reloads on SIGHUP.
@@ -79,6 +85,9 @@ class DomainManager {
   std::vector<std::unique_ptr<AttachedDomain>> domains_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> skipped_ ABSL_GUARDED_BY(mu_);  // logged once each
   std::vector<VmReport> released_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> skipped_now_ ABSL_GUARDED_BY(mu_);
+  uint64_t rounds_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t round_errors_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<RateLimiter> limiter_ ABSL_GUARDED_BY(mu_);
 
   absl::Status ConnectLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

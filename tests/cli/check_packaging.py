@@ -132,7 +132,9 @@ def check_metrics(numavm, build, work):
                           capture_output=True)
     if lint.returncode != 0 or lint.stdout.strip() or lint.stderr.strip():
         fail(f"promtool check metrics: {(lint.stdout + lint.stderr).decode().strip()}")
-    for name in (b"numavm_up 1", b"numavm_build_info{", b"numavm_domains_skipped 1"):
+    for name in (b"numavm_up 1", b"numavm_build_info{", b"numavm_domains_skipped 1",
+                 b'numavm_domain_skipped_info{domain="test",reason="domain \'test\': no QEMU',
+                 b"numavm_rounds_total ", b"numavm_round_errors_total 0"):
         if name not in body:
             fail(f"/metrics has no {name.decode()!r}")
 

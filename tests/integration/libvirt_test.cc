@@ -227,6 +227,8 @@ TEST_F(LibvirtTest, TheDaemonServesPerVmMetricsAndReloadsOnSighup) {
   EXPECT_EQ(metrics["numavm_up"], 1);
   EXPECT_EQ(metrics["numavm_domains_attached"], 1);
   EXPECT_EQ(metrics["numavm_domains_skipped"], 0) << "--domain names only this one";
+  EXPECT_GE(metrics["numavm_rounds_total"], 1) << "the domain's series come from a round";
+  EXPECT_EQ(metrics["numavm_round_errors_total"], 0);
   EXPECT_EQ(metrics["numavm_build_info{version=\"0.1.0\"}"], 1);
   const std::string kernel = ReadProcFile("/proc/sys/kernel/numa_balancing");
   EXPECT_EQ(metrics["numavm_host_kernel_numa_balancing"], kernel.empty() ? -1 : std::stoi(kernel));
