@@ -187,6 +187,21 @@ TEST(LabResultsTest, PlacementEndsWhenTheFirstVcpuEnds) {
   EXPECT_DOUBLE_EQ(*runs[0].placement, 0.6);  // the last sample while both ran
 }
 
+// The guest work done before access locality first reached a target, from
+// numavm run's named series (schema 1): the balancer's locality_series and
+// each vCPU's progress.
+TEST(LabResultsTest, BytesBeforeLocalityReadsTheNamedSeries) {
+  LabRun run;
+  run.report = nlohmann::json::parse(R"({
+    "balance": {"locality_series": [{"seconds": 1.0, "locality": 0.5, "pages_migrated": 0},
+                                    {"seconds": 2.0, "locality": 0.95, "pages_migrated": 9}]},
+    "vcpu": [{"progress": [{"seconds": 0.5, "bytes": 100}, {"seconds": 1.5, "bytes": 300},
+                           {"seconds": 2.5, "bytes": 900}]},
+             {"progress": [{"seconds": 1.9, "bytes": 50}]}]})");
+  EXPECT_EQ(BytesBeforeLocality(run, 0.9), std::optional<uint64_t>(350));
+  EXPECT_EQ(BytesBeforeLocality(run, 0.99), std::nullopt) << "never reached";
+}
+
 TEST(LabResultsTest, AKernelRowThatDidNotScanSaysSo) {
   const std::string log =
       "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
