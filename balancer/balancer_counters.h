@@ -86,11 +86,12 @@ struct BalancerCounters {
   uint64_t local = 0;       // ... whose page was on the vCPU's node
   uint64_t pages_migrated = 0;
   uint64_t bytes_migrated = 0;
-  uint64_t migration_failures = 0;   // failed or no memory on the destination
-  uint64_t migrations_deferred = 0;  // over the rate limit or busy
-  uint64_t vcpu_moves = 0;           // vCPUs given a new home node
-  uint64_t remigrations = 0;         // moves of a page that moved 10-20 s before or less
-  uint64_t periods = 0;              // batches seen
+  uint64_t pages_migrated_unmapped = 0;  // of them, with the guest's mappings dropped first
+  uint64_t migration_failures = 0;       // failed or no memory on the destination
+  uint64_t migrations_deferred = 0;      // over the rate limit or busy
+  uint64_t vcpu_moves = 0;               // vCPUs given a new home node
+  uint64_t remigrations = 0;             // moves of a page that moved 10-20 s before or less
+  uint64_t periods = 0;                  // batches seen
   // The last kLocalityWindow periods only: where locality is now.
   uint64_t window_attributed = 0;
   uint64_t window_local = 0;

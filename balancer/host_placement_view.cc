@@ -91,6 +91,14 @@ absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {
   return PinThread(tids[vcpu], topology_.nodes[node].cpus);
 }
 
+void HostPlacementView::MoveUnmapped(UnmappedMoves::Remap remap) {
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram_);
+  if (!u.ok()) return;
+  unmapped_ = *std::move(u);
+  unmapped_->set_remap(std::move(remap));
+  migrator_.set_staging(unmapped_.get());
+}
+
 absl::StatusOr<MigrationOutcome> HostPlacementView::MovePages(
     const std::vector<std::pair<uint64_t, int>>& moves, absl::Duration now) {
   std::vector<PageMove> host_moves;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/actuation/unmapped_moves.h"
 #include "balancer/placement_view.h"
 #include "balancer/sampling/guest_ram.h"
 #include "balancer/topology/topology.h"
@@ -35,6 +36,13 @@ class HostPlacementView final : public PlacementView {
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
                                              absl::Duration now) override;
 
+  // Guest memory in a shared file moves with the guest's mappings dropped
+  // first, a run at a time (actuation/unmapped_moves.h); `remap` maps a run
+  // back after its move (the sampler's Remap). Without it, or for
+  // anonymous memory, pages move where they are mapped.
+  void MoveUnmapped(UnmappedMoves::Remap remap);
+  bool moves_unmapped() const { return unmapped_ != nullptr; }
+
  private:
   uintptr_t HostAddress(uint64_t gfn) const;  // 0 if outside RAM
 
@@ -42,6 +50,7 @@ class HostPlacementView final : public PlacementView {
   const std::vector<GuestRamRegion> ram_;
   const VcpuThreads threads_;
   std::vector<int> node_index_of_cpu_;
+  std::unique_ptr<UnmappedMoves> unmapped_;
   PageMigrator migrator_;
 };
 

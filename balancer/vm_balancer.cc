@@ -24,6 +24,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.local += delta.local;
   counters_.pages_migrated += delta.pages_migrated;
   counters_.bytes_migrated += delta.bytes_migrated;
+  counters_.pages_migrated_unmapped += delta.pages_migrated_unmapped;
   counters_.migration_failures += delta.migration_failures;
   counters_.migrations_deferred += delta.migrations_deferred;
   counters_.vcpu_moves += delta.vcpu_moves;
@@ -267,6 +268,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   auto add = [&delta](const MigrationOutcome& o) {
     delta.pages_migrated += o.moved;
     delta.bytes_migrated += o.bytes_moved;
+    delta.pages_migrated_unmapped += o.moved_unmapped;
     delta.migration_failures += o.failed + o.no_memory;
     delta.migrations_deferred += o.deferred + o.busy;
   };

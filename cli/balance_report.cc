@@ -33,6 +33,7 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"periods", c.periods},
           {"pages_migrated", c.pages_migrated},
           {"bytes_migrated", c.bytes_migrated},
+          {"pages_migrated_unmapped", c.pages_migrated_unmapped},
           {"migration_failures", c.migration_failures},
           {"migrations_deferred", c.migrations_deferred},
           {"vcpu_moves", c.vcpu_moves},

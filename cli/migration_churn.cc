@@ -17,6 +17,13 @@ MigrationChurn::MigrationChurn(const Topology& topology, const GuestMemory& memo
   }
 }
 
+void MigrationChurn::MoveUnmapped(const std::vector<GuestRamRegion>& ram) {
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram);
+  if (!u.ok()) return;
+  unmapped_ = *std::move(u);
+  migrator_.set_staging(unmapped_.get());
+}
+
 void MigrationChurn::Step(absl::Duration now) {
   if (!possible()) return;
   const int to = nodes_[step_++ % nodes_.size()];
@@ -40,6 +47,7 @@ void MigrationChurn::Step(absl::Duration now) {
     return;
   }
   moved_ += out->moved;
+  moved_unmapped_ += out->moved_unmapped;
   failed_ += out->failed + out->no_memory;
 }
 

@@ -6,10 +6,12 @@
 #define NUMAVM_CLI_MIGRATION_CHURN_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/actuation/unmapped_moves.h"
 #include "balancer/topology/topology.h"
 #include "vmm/guest_memory.h"
 
@@ -24,13 +26,20 @@ class MigrationChurn {
   uint64_t moved() const { return moved_; }
   uint64_t failed() const { return failed_; }
   bool possible() const { return nodes_.size() >= 2; }
+  // Moves pages with the guest's mappings dropped first, a run at a time
+  // (balancer/actuation/unmapped_moves.h), where `ram` is in a shared file.
+  // Nothing is mapped back: the guest faults each page back itself (through
+  // the hinting-fault sampler when it runs), which exercises that path too.
+  void MoveUnmapped(const std::vector<GuestRamRegion>& ram);
+  uint64_t moved_unmapped() const { return moved_unmapped_; }
 
  private:
   std::vector<int> nodes_;    // node ids with memory
   std::vector<void*> pages_;  // host address of every guest page
+  std::unique_ptr<UnmappedMoves> unmapped_;
   PageMigrator migrator_;
   uint64_t step_ = 0;
-  uint64_t moved_ = 0, failed_ = 0;
+  uint64_t moved_ = 0, failed_ = 0, moved_unmapped_ = 0;
 };
 
 }  // namespace numavm

@@ -133,6 +133,12 @@ int RunCommand(const RunFlags& flags) {
   }
   HostPlacementView view(
       *topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); }, &limiter);
+  if (options.migrate_unmapped) {
+    AccessSampler* s = sampler->get();
+    view.MoveUnmapped([s](uint8_t* host, uint64_t bytes) {
+      if (s != nullptr) s->Remap(host, bytes);
+    });
+  }
   VmBalancer::Advice advice;
   if (options.balance.mode == BalanceMode::kAdvise) {
     advice = [](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
@@ -176,6 +182,7 @@ int RunCommand(const RunFlags& flags) {
   if (options.migrate_churn) {
     churn = std::make_unique<MigrationChurn>(*topology, (*vm)->memory(), &limiter,
                                              BackingAlignment(options.vm.backing));
+    if (options.migrate_unmapped) churn->MoveUnmapped(GuestRamOf(**vm));
     if (!churn->possible()) {
       summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
     }
@@ -295,9 +302,11 @@ int RunCommand(const RunFlags& flags) {
   }
   summary.balance.counters = balancer.counters();
   if (churn) {
-    summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations, ",
+    summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
+                                         churn->moved_unmapped(), " unmapped first), ",
                                          churn->failed(), " failed"));
     summary.balance.counters.pages_migrated += churn->moved();
+    summary.balance.counters.pages_migrated_unmapped += churn->moved_unmapped();
   }
   summary.balance.error = balance_error;
   if (host_budget != nullptr) {

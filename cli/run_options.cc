@@ -90,6 +90,7 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     options.placement_interval = *d;
   }
   options.migrate_churn = flags.migrate_churn;
+  options.migrate_unmapped = flags.migrate_unmapped;
   if (flags.name) {
     if (flags.name->empty() || flags.name->size() > 64 ||
         flags.name->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -59,6 +59,9 @@ struct RunOptions {
   std::string name;            // --name; empty: PAYLOAD-PID
   std::string plot_path;       // --plot FILE.svg (cli/report_plot.h)
   bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
+  // --migrate-unmapped: memfd and hugetlb pages move with the guest's
+  // mappings dropped first (balancer/actuation/unmapped_moves.h).
+  bool migrate_unmapped = false;
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -92,6 +95,7 @@ struct RunFlags {
   std::optional<std::string> name;
   std::optional<std::string> plot;
   bool migrate_churn = false;
+  bool migrate_unmapped = false;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

@@ -69,6 +69,7 @@ std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm) {
     r.host = regions[i].host();
     r.page_bytes = backing == Backing::kHugetlb ? 2ull << 20 : kGuestPageBytes;
     r.shared_file = SharedFile(backing);
+    r.fd = regions[i].backing.fd.get();
     ram.push_back(r);
   }
   return ram;
@@ -103,6 +104,7 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
           const uint64_t skip = abi::kHeapStart - r.gpa;
           r.gpa += skip;
           r.host += skip;
+          r.file_offset += skip;
           r.bytes -= skip;
         }
         heap.push_back(r);

@@ -60,7 +60,7 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
   OneOf(run->add_option("--sampler", flags.sampler,
                         "access tracking: hint (default; userfaultfd hinting faults, sees reads "
                         "and writes, needs memfd or hugetlb backing; other backings fall back to "
-                        "dirtylog), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
+                        "ring), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                         "windows, writes, VM-wide) or off"),
         {"hint", "ring", "dirtylog", "off"});
   run->add_option("--scan-stall-budget", flags.scan_stall_budget,
@@ -103,6 +103,11 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                     "record where the payload's declared memory is this often, e.g. 5s "
                     "(placement_series in the JSON report: placement locality, guest bytes, "
                     "bytes per node)");
+  run->add_flag("--migrate-unmapped", flags.migrate_unmapped,
+                "memfd and hugetlb memory: drop the guest's mappings of each contiguous run of "
+                "a migration batch first (one KVM invalidation per run, not per page) and move "
+                "it through a second mapping KVM does not know (default: each page moves where "
+                "the guest maps it)");
   run->add_flag("--migrate-churn", flags.migrate_churn,
                 "integrity exercise: every scan period move all resident guest memory to the "
                 "next node (round robin), within --migrate-rate, while the guest runs; run it "

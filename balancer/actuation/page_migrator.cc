@@ -18,19 +18,26 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, Migr
     pages.push_back(reinterpret_cast<void*>(m.address));
     nodes.push_back(m.to_node);
   }
-  long rc = move_pages(pid_, pages.size(), pages.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
-  if (rc < 0 && errno != ENOENT) {
-    return ErrnoStatus(errno, "move_pages");
-  }
+  std::vector<void*> staged =
+      staging_ != nullptr && pid_ == 0 ? staging_->Stage(pages) : std::vector<void*>();
+  const bool unmapped = staged.size() == pages.size();
+  std::vector<void*>& at = unmapped ? staged : pages;
+  long rc = move_pages(pid_, at.size(), at.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
+  const int move_errno = errno;
   // The status array can be stale (-EBUSY for a page that did move): ask
   // where each page is now and judge by that.
   std::vector<int> where(batch.size(), 0);
-  if (move_pages(pid_, pages.size(), pages.data(), nullptr, where.data(), 0) < 0) {
+  if (move_pages(pid_, at.size(), at.data(), nullptr, where.data(), 0) < 0) {
     where = status;
+  }
+  if (unmapped) staging_->Unstage();
+  if (rc < 0 && move_errno != ENOENT) {
+    return ErrnoStatus(move_errno, "move_pages");
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     if (where[i] == batch[i].to_node) {
       ++out.moved;
+      if (unmapped) ++out.moved_unmapped;
       out.bytes_moved += page_bytes_;
     } else if (status[i] == -EBUSY || status[i] == -EAGAIN) {
       ++out.busy;

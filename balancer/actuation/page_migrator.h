@@ -26,6 +26,22 @@ struct PageMove {
   int to_node = 0;        // host node id
 };
 
+// How a batch's pages are handed to move_pages(2). Moving a page that KVM
+// maps costs an MMU-notifier invalidation, hence a TLB flush of every vCPU,
+// per page; a staging may drop the guest's mappings of a batch's
+// contiguous runs first (one invalidation per run) and name the pages
+// through a mapping KVM does not know (actuation/unmapped_moves.h).
+class MoveStaging {
+ public:
+  virtual ~MoveStaging() = default;
+  // Before a batch moves: the addresses move_pages is to use, one per page
+  // of `pages` (in this process); empty: the pages as they are.
+  virtual std::vector<void*> Stage(const std::vector<void*>& pages) = 0;
+  // After it moved (and its placement was read back through Stage's
+  // addresses): the guest's mappings as they were.
+  virtual void Unstage() = 0;
+};
+
 struct MigrationOutcome {
   uint64_t moved = 0;      // now on the requested node
   uint64_t busy = 0;       // not moved, transient (EBUSY, EAGAIN): retry later
@@ -33,6 +49,7 @@ struct MigrationOutcome {
   uint64_t failed = 0;     // not moved for another reason
   uint64_t deferred = 0;   // not attempted: over the rate limit
   uint64_t bytes_moved = 0;
+  uint64_t moved_unmapped = 0;  // of `moved`: with the guest's mapping dropped first
   std::vector<PageMove> retry;  // busy and deferred moves
 };
 
@@ -49,6 +66,8 @@ class PageMigrator {
   // is monotonic time (default: the host's).
   using Clock = std::function<absl::Duration()>;
   void set_max_time(absl::Duration max_time, Clock clock = nullptr);
+  // Batches go through `staging` (not owned; nullptr: none). Only for pid 0.
+  void set_staging(MoveStaging* staging) { staging_ = staging; }
 
   // Moves as many of `moves` as the rate limit allows, in batches.
   absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves, absl::Duration now);
@@ -59,6 +78,7 @@ class PageMigrator {
   const pid_t pid_;
   const uint64_t page_bytes_;
   RateLimiter* const limiter_;
+  MoveStaging* staging_ = nullptr;
   absl::Duration max_time_ = absl::InfiniteDuration();
   Clock clock_;
   absl::Duration period_ = -absl::InfiniteDuration();  // the `now` of this period's calls

@@ -55,6 +55,12 @@ class AccessSampler {
   // A KVM write-protect fault (a dirty-ring entry, a dirty-log page): the
   // figure for hardware, not measured here.
   static constexpr absl::Duration kWriteProtectFaultCost = absl::Microseconds(1);
+  // A page move dropped the guest's mappings of [host, host + bytes)
+  // (actuation/unmapped_moves.h): a sampler that takes faults there maps
+  // the pages back that it does not watch. Default: nothing; the guest's
+  // next access faults them back from the page cache. Called from the
+  // thread that arms.
+  virtual void Remap(uint8_t* host, uint64_t bytes) {}
   // Stops watching and leaves guest memory as it was; safe while vCPUs run.
   virtual void Stop() = 0;
   virtual SamplerStats stats() const = 0;

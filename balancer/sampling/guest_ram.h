@@ -19,6 +19,8 @@ struct GuestRamRegion {
   uint8_t* host = nullptr;                // host mapping
   uint64_t page_bytes = kGuestPageBytes;  // backing page size (2 MiB hugetlb)
   bool shared_file = false;               // memfd or hugetlbfs (page cache backed)
+  int fd = -1;                            // that file (not owned), -1 if anonymous
+  uint64_t file_offset = 0;               // of `host` in the file
 
   uint64_t first_gfn() const { return gpa / kGuestPageBytes; }
   uint64_t pages() const { return bytes / kGuestPageBytes; }

@@ -182,6 +182,45 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
   return absl::OkStatus();
 }
 
+void HintFaultSampler::Continue(uint64_t start, uint64_t len) {
+  int again = 0;
+  while (len > 0) {
+    uffdio_continue cont{};
+    cont.range.start = start;
+    cont.range.len = len;
+    if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) == 0) return;
+    const uint64_t done = cont.mapped > 0 ? static_cast<uint64_t>(cont.mapped) : 0;
+    if (errno == EEXIST) {
+      // A vCPU faulted that page back meanwhile: past it.
+      const uint64_t skip = std::min(len, done + kGuestPageBytes);
+      start += skip;
+      len -= skip;
+    } else if (errno == EAGAIN && ++again < 4) {
+      start += done;
+      len -= std::min(len, done);
+    } else {
+      return;  // the rest faults back through the handler as usual
+    }
+  }
+}
+
+void HintFaultSampler::Remap(uint8_t* host, uint64_t bytes) {
+  if (uffd_ < 0 || !registered_) return;
+  const uint64_t lo = reinterpret_cast<uint64_t>(host), hi = lo + bytes;
+  for (const GuestRamRegion& r : ram_) {
+    if (r.page_bytes != kGuestPageBytes) continue;
+    const uint64_t base = reinterpret_cast<uint64_t>(r.host);
+    const uint64_t first = std::max(lo, base), end = std::min(hi, base + r.bytes);
+    uint64_t run = first;  // start of the pages not armed
+    for (uint64_t a = first; a < end; a += kGuestPageBytes) {
+      if (!IsArmed(r.first_gfn() + (a - base) / kGuestPageBytes)) continue;
+      if (a > run) Continue(run, a - run);
+      run = a + kGuestPageBytes;
+    }
+    if (end > run) Continue(run, end - run);
+  }
+}
+
 absl::Status HintFaultSampler::Collect(AccessBatch& out) {
   // Liveness guarantee: wake any thread still waiting on a fault (one whose
   // message was lost or raced). It retries, and faults again if the page is

@@ -44,6 +44,13 @@ class HintFaultSampler final : public AccessSampler {
   void Stop() override;
   SamplerStats stats() const override;
 
+  // Maps the pages of [host, host + bytes) back that are not armed probes,
+  // after a move dropped their mappings (actuation/unmapped_moves.h): the
+  // guest then takes no userfault for them. 2 MiB pages are left to fault
+  // (one fault a huge page, and a huge probe keeps its place). Call from the
+  // thread that arms.
+  void Remap(uint8_t* host, uint64_t bytes) override;
+
   // Fault round trips measured by the handler (fault read to CONTINUE done).
   std::vector<absl::Duration> TakeServiceTimes();
 
@@ -54,6 +61,8 @@ class HintFaultSampler final : public AccessSampler {
   void HandleFault(uint64_t address, uint64_t flags, pid_t tid);
   // Times faults on a scratch memfd page through the same path.
   absl::Status Calibrate();
+  // UFFDIO_CONTINUE of [start, start + len), past pages mapped already.
+  void Continue(uint64_t start, uint64_t len);
 
   const std::vector<GuestRamRegion> ram_;
   const VcpuOfThread vcpu_of_thread_;

@@ -16,10 +16,11 @@
 #   kernel, kernel-thp   kernel.numa_balancing=1 on anonymous memory (+THP)
 #   numad                numad, anonymous memory
 #   churn                all guest memory moved every period (run verify)
+#   churn-unmapped       the same with --migrate-unmapped (runs unmapped first)
 #   budget               two VMs at once under one host migration budget
-# Every mode but hard, inverse, churn and budget starts with its first touch
-# on node 0 through a cgroup v2 cpuset (cpus and mems of node 0), widened to
-# all nodes once the VM's resident set stops growing: no memory policy is
+# Every mode but hard, inverse, the churns and budget starts with its first
+# touch on node 0 through a cgroup v2 cpuset (cpus and mems of node 0),
+# widened to all nodes once the VM's resident set stops growing: no memory policy is
 # left behind for the kernel's scanner to trip on (vma_policy_mof). The
 # kernel's and numad's runs do not sample (numavm --sampler off): where the
 # memory is comes from move_pages of the payload's declared layout every
@@ -141,6 +142,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     numad) numad -i 5 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
            extra="--balance off --sampler off --backing anon" ;;
     churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
+    churn-unmapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-unmapped" ;;
     budget)
       # Two VMs at once, each allowed 1G/s of its own, sharing a host budget
       # of 128K/s (32 pages/s, --host-migrate-rate): together they may not

@@ -236,7 +236,7 @@ std::string LabTable(const std::vector<LabRun>& all) {
   static const std::vector<std::string> kModes = {
       "off",         "off-anon",   "hard",         "inverse",       "numavm",
       "numavm-anon", "numavm-thp", "numavm-extra", "numavm-window", "kernel",
-      "kernel-thp",  "numad",      "churn"};
+      "kernel-thp",  "numad",      "churn",        "churn-unmapped"};
   auto mode_rank = [](const std::string& m) {
     auto it = std::find(kModes.begin(), kModes.end(), m);
     return it == kModes.end() ? kModes.size() : static_cast<size_t>(it - kModes.begin());
