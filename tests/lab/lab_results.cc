@@ -324,7 +324,7 @@ std::string LabTable(const std::vector<LabRun>& all) {
             sm.value("rate_bytes_per_second", 0.0) / (1 << 20));
       }
     }
-    if (r.workload == "verify") {
+    if (r.workload == "verify" && r.report.is_object()) {
       notes += absl::StrCat(
           "mismatches ", r.mismatches ? absl::StrCat(*r.mismatches) : std::string("not reported"),
           ", ", r.vcpus, " vCPUs, ",

@@ -130,6 +130,22 @@ TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
   EXPECT_NE(table.find("no result: the lab failed every time"), std::string::npos) << table;
 }
 
+// An integrity run the lab broke every time (a 1080 s 4-vCPU churn did) is
+// a row that says so, not a crash of the table.
+TEST(LabResultsTest, AVerifyRunThatFailedEveryTimeIsARow) {
+  const std::string log =
+      "LAB: up, kernel 6.12, 4 CPUs, nodes: 2\n"
+      "LAB-BEGIN verify churn verify:churn\n"
+      "LAB-FAIL verify churn numavm run: vCPU 1: triple fault (shutdown) at rip 0xfff0\n"
+      "LAB-FAIL verify churn numavm run: vCPU 0: triple fault (shutdown) at rip 0xfff0\n";
+  std::vector<LabRun> runs = ParseLabLog(log);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].lab_failures, 2);
+  const std::string table = LabTable(runs);
+  EXPECT_NE(table.find("CHURN"), std::string::npos) << table;
+  EXPECT_NE(table.find("no result: the lab failed every time"), std::string::npos) << table;
+}
+
 // The clock starts when the lab lets go (the cpuset widened, the first
 // touch over); a placement the lab forced before that, or one reached and
 // lost again, is not convergence.
