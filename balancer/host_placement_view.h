@@ -41,7 +41,6 @@ class HostPlacementView final : public PlacementView {
   // back after its move (the sampler's Remap). Without it, or for
   // anonymous memory, pages move where they are mapped.
   void MoveUnmapped(UnmappedMoves::Remap remap);
-  bool moves_unmapped() const { return unmapped_ != nullptr; }
 
  private:
   uintptr_t HostAddress(uint64_t gfn) const;  // 0 if outside RAM
