@@ -31,15 +31,9 @@ HostPlacementView::HostPlacementView(const Topology& topology, std::vector<Guest
     : topology_(topology),
       ram_(std::move(ram)),
       threads_(std::move(threads)),
+      node_index_of_cpu_(topology.NodeIndexOfCpus()),
       migrator_(0, ram_.empty() ? kGuestPageBytes : ram_[0].page_bytes, limiter) {
   migrator_.set_max_time(kMaxMoveTimePerPeriod);
-  for (size_t i = 0; i < topology_.nodes.size(); ++i) {
-    for (int cpu : topology_.nodes[i].cpus) {
-      if (cpu >= static_cast<int>(node_index_of_cpu_.size()))
-        node_index_of_cpu_.resize(cpu + 1, -1);
-      node_index_of_cpu_[cpu] = static_cast<int>(i);
-    }
-  }
 }
 
 uintptr_t HostPlacementView::HostAddress(uint64_t gfn) const {

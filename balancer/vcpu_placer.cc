@@ -79,7 +79,7 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
                    : v < static_cast<int>(running.size()) ? running[v]
                                                           : -1;
   }
-  if (!hold) {
+  if (!hold && config_.place_vcpus) {
     // Decide (policy/vcpu_plan.h), then act: only `on` pins, and a pin
     // that fails leaves the vCPU where it was.
     std::vector<std::vector<double>> faults(vcpus);

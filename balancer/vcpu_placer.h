@@ -25,6 +25,10 @@ struct VcpuPlacerConfig {
   std::vector<std::vector<int>> cells;  // vCPU lists that belong together from the start
   GroupingConfig grouping;
   absl::Duration fault_half_life = absl::Seconds(2);
+  // Off: vCPUs are placed by someone else (a libvirt domain's homes, chosen
+  // across domains: policy/home_node.h); this class only keeps the evidence
+  // and the groups, and never pins.
+  bool place_vcpus = true;
 };
 
 class VcpuPlacer final {

@@ -52,6 +52,9 @@ struct BalancerConfig {
   bool regions = true;
   // 4 KiB pages per backing page (512 for hugetlb: a region is one page).
   uint64_t backing_pages = 1;
+  // Off: the vCPUs' homes are the caller's (VcpuPlacerConfig::place_vcpus);
+  // pages follow the vCPUs to wherever they run.
+  bool place_vcpus = true;
 };
 
 class VmBalancer final {
@@ -69,7 +72,8 @@ class VmBalancer final {
         pages_(guest_pages),
         regions_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
         placer_(mode, topology, vcpus, view,
-                VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life}) {}
+                VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life,
+                                 config_.place_vcpus}) {}
 
   // One period's samples; returns what the period did (for the scan
   // control). An error disables balancing for this VM (the caller reports

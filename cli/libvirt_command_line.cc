@@ -13,10 +13,12 @@ void AddAttachCommands(CLI::App& app, AttachFlags& attach, DetachFlags& detach) 
   CLI::App* a = app.add_subcommand(
       "attach",
       "Balance running libvirt domains from outside until Ctrl-C, SIGTERM or 'numavm "
-      "detach': give each a home node (where its memory is and its vCPUs fit, as ESXi "
-      "does), pin its vCPUs to the home node's CPUs (virDomainPinVcpu) and migrate its "
-      "RAM there (move_pages on the QEMU process) under a rate limit. Detaching restores "
-      "the vCPU pinning found at attach; migrated memory stays.");
+      "detach': give each domain - each of its guest NUMA cells, if it has them - a home "
+      "node (where its memory is and its vCPUs fit, as ESXi does), pin its vCPUs to the "
+      "home node's CPUs (virDomainPinVcpu) and migrate its RAM there (move_pages on the "
+      "QEMU process, region by region, by the balancer of 'numavm run') under a rate "
+      "limit. Detaching restores the vCPU pinning found at attach; migrated memory "
+      "stays.");
   a->footer(
       std::string("\nThe QEMU process (by the domain's UUID on its command line) and its "
                   "guest RAM mapping are found in /proc, never through QMP passthrough (which "

@@ -97,4 +97,19 @@ absl::StatusOr<std::vector<int>> QueryNodesOf(pid_t pid, const std::vector<void*
   return status;
 }
 
+absl::StatusOr<std::vector<int>> QueryNodesOfAddresses(pid_t pid,
+                                                       const std::vector<uintptr_t>& addresses) {
+  std::vector<void*> pages;
+  for (uintptr_t a : addresses) {
+    if (a != 0) pages.push_back(reinterpret_cast<void*>(a));
+  }
+  absl::StatusOr<std::vector<int>> found = QueryNodesOf(pid, pages);
+  if (!found.ok()) return found.status();
+  std::vector<int> nodes(addresses.size(), -1);
+  for (size_t i = 0, k = 0; i < addresses.size(); ++i) {
+    if (addresses[i] != 0) nodes[i] = (*found)[k++];
+  }
+  return nodes;
+}
+
 }  // namespace numavm

@@ -31,6 +31,9 @@ absl::StatusOr<NodeUsage> QueryPageNodes(pid_t pid, std::span<const HostRange> r
 // Node id of each page address in process `pid` (0: this one), or a
 // negative errno (-ENOENT: not present), in batches.
 absl::StatusOr<std::vector<int>> QueryNodesOf(pid_t pid, const std::vector<void*>& pages);
+// The same for `addresses` of which some may be 0 (none: -1 there).
+absl::StatusOr<std::vector<int>> QueryNodesOfAddresses(pid_t pid,
+                                                       const std::vector<uintptr_t>& addresses);
 
 // Maps back the pages of shared file memory (memfd, hugetlbfs) that are in
 // the page cache but not mapped, e.g. because the hinting-fault scanner zapped

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/libvirt/domain_cells.h"
 #include "balancer/libvirt/qemu_process.h"
 #include "balancer/policy/home_node.h"
 #include "balancer/sampling/proc_file.h"
@@ -62,20 +63,63 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   d->pid_ = *pid;
 
   // Guest RAM is the domain's maximum memory (its backend's size; a balloon
-  // makes the current memory smaller, never the mapping).
+  // makes the current memory smaller, never the mapping) - or, for a domain
+  // with guest NUMA cells, one backend per cell.
   absl::StatusOr<uint64_t> max_memory = d->domain_.max_memory_bytes();
   if (!max_memory.ok()) return max_memory.status();
-  const uint64_t ram_bytes = *max_memory;
+  absl::StatusOr<std::string> xml = d->domain_.XmlDesc();
+  if (!xml.ok()) return xml.status();
+  absl::StatusOr<std::vector<DomainCell>> cells = ParseDomainCells(*xml, d->vcpus_);
+  if (!cells.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("domain '", d->name_, "': ", cells.status().message()));
+  }
   const std::string maps_text = ReadProcFile(absl::StrCat("/proc/", d->pid_, "/maps"));
   if (maps_text.empty()) return Gone(d->name_, "has no QEMU process any more");
   absl::StatusOr<std::vector<MapsEntry>> maps = ParseMaps(maps_text);
   if (!maps.ok()) return maps.status();
-  absl::StatusOr<HostRange> ram = FindGuestRam(*maps, ram_bytes);
-  if (!ram.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("domain '", d->name_, "': ", ram.status().message()));
+  std::vector<HostRange> ranges;
+  if (cells->size() >= 2) {
+    absl::StatusOr<std::vector<HostRange>> found = FindCellRam(*maps, *cells);
+    if (!found.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("domain '", d->name_, "': ", found.status().message()));
+    }
+    ranges = *found;
+  } else {
+    absl::StatusOr<HostRange> ram = FindGuestRam(*maps, *max_memory);
+    if (!ram.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("domain '", d->name_, "': ", ram.status().message()));
+    }
+    ranges = {*ram};
+    std::vector<int> all(d->vcpus_);
+    for (int v = 0; v < d->vcpus_; ++v) all[v] = v;
+    cells = std::vector<DomainCell>{{0, all, ram->bytes}};
   }
-  d->ram_ = *ram;
+  // Cells numbered from 0, each on a 2 MiB boundary.
+  std::vector<DomainPlacementView::CellRam> cell_ram;
+  std::vector<GuestCell> guest_cells;
+  uint64_t next = 0;
+  for (size_t i = 0; i < cells->size(); ++i) {
+    Cell c;
+    c.id = (*cells)[i].id;
+    c.vcpus = (*cells)[i].vcpus;
+    c.first_page = next;
+    c.pages = ranges[i].bytes / kPage;
+    next += (c.pages + CellSamples::kRegionPages - 1) / CellSamples::kRegionPages *
+            CellSamples::kRegionPages;
+    d->ram_bytes_ += ranges[i].bytes;
+    cell_ram.push_back({c.first_page, ranges[i]});
+    guest_cells.push_back({c.first_page, c.pages, c.vcpus});
+    d->cells_.push_back(std::move(c));
+  }
+  AttachedDomain* self = d.get();
+  d->view_ = std::make_unique<DomainPlacementView>(
+      topology, d->pid_, std::move(cell_ram),
+      [self] { return self->domain_.VcpuCpus(self->host_cpus_); },
+      [self](int vcpu, const std::vector<int>& cpus) { return self->Pin(vcpu, cpus); });
+  d->samples_ = std::make_unique<CellSamples>(std::move(guest_cells));
   absl::StatusOr<std::vector<std::vector<int>>> pinning = d->domain_.VcpuPinning(d->host_cpus_);
   if (!pinning.ok()) return pinning.status();
   d->original_ = *pinning;
@@ -129,7 +173,8 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
     }
     d->record_->Forget();
   }
-  d->page_node_.assign(d->ram_.bytes / kPage, -1);
+  d->page_node_.assign(d->view_->pages(), -1);
+  d->set_mode(options.mode);
 
   VmReport& r = d->report_;
   r.name = d->name_;
@@ -138,7 +183,7 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   r.mode = std::string(BalanceModeName(options.mode));
   r.pid = d->pid_;
   r.vcpus = d->vcpus_;
-  r.memory_bytes = d->ram_.bytes;
+  r.memory_bytes = d->ram_bytes_;
   r.status = "attached";
   return d;
 }
@@ -147,20 +192,15 @@ absl::Status AttachedDomain::Measure() {
   if (!domain_.active()) return Gone(name_, "is no longer running");
   const uint64_t pages = page_node_.size();
   const uint64_t n = std::min<uint64_t>(pages, options_.scan_pages_per_step);
-  std::vector<void*> addresses;
-  addresses.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    addresses.push_back(reinterpret_cast<void*>(ram_.start + ((cursor_ + i) % pages) * kPage));
-  }
-  absl::StatusOr<std::vector<int>> nodes = QueryNodesOf(pid_, addresses);
+  std::vector<uint64_t> gfns;
+  gfns.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) gfns.push_back((cursor_ + i) % pages);
+  absl::StatusOr<std::vector<int>> nodes = view_->PageNodes(gfns);
   if (!nodes.ok()) {
     if (absl::IsNotFound(nodes.status())) return Gone(name_, "lost its QEMU process");
     return nodes.status();
   }
-  for (uint64_t i = 0; i < n; ++i) {
-    const int id = (*nodes)[i];
-    page_node_[(cursor_ + i) % pages] = static_cast<int8_t>(id >= 0 ? topology_.IndexOf(id) : -1);
-  }
+  for (uint64_t i = 0; i < n; ++i) page_node_[gfns[i]] = static_cast<int8_t>((*nodes)[i]);
   cursor_ = (cursor_ + n) % std::max<uint64_t>(pages, 1);
 
   report_.memory_per_node.clear();
@@ -181,59 +221,131 @@ absl::Status AttachedDomain::Measure() {
   return absl::OkStatus();
 }
 
-absl::Status AttachedDomain::PinToHome() {
-  std::vector<int> cpus;
-  for (int n : home_)
-    cpus.insert(cpus.end(), topology_.nodes[n].cpus.begin(), topology_.nodes[n].cpus.end());
-  std::sort(cpus.begin(), cpus.end());
-  if (cpus.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<std::vector<int>>> now = domain_.VcpuPinning(host_cpus_);
-  if (!now.ok()) return now.status();
-  for (int v = 0; v < static_cast<int>(now->size()); ++v) {
-    if ((*now)[v] == cpus) continue;
-    if (record_ && !record_saved_) {
-      // On disk before numavm changes anything, so that a numavm killed
-      // now still leaves the pinning to put back.
-      if (absl::Status s = record_->Save(original_, pid_); !s.ok()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("not pinning: the original pinning could not be saved: ", s.message()));
-      }
-      record_saved_ = true;
-    }
-    if (absl::Status s = domain_.PinVcpu(v, cpus, host_cpus_); !s.ok()) return s;
-    ++report_.vcpu_moves;
+void AttachedDomain::set_mode(BalanceMode mode) {
+  options_.mode = mode;
+  report_.mode = std::string(BalanceModeName(mode));
+  // The balancer (4 bytes of state per guest page) exists only while it
+  // may move memory: in `on`, for a domain numavm does not keep its hands
+  // off. A new one starts its page state afresh.
+  balancer_.reset();
+  counted_ = {};
+  if (mode != BalanceMode::kOn || !hands_off_.empty()) return;
+  BalancerConfig config;
+  for (const Cell& c : cells_) config.cells.push_back(c.vcpus);
+  config.place_vcpus = false;            // homes are chosen across domains (Step)
+  config.warmup = absl::ZeroDuration();  // the groups are the cells, known at once
+  balancer_ = std::make_unique<VmBalancer>(BalanceMode::kOn, topology_, vcpus_, view_->pages(),
+                                           *view_, std::move(config));
+}
+
+std::vector<int> AttachedDomain::busy_cpus() const {
+  std::vector<int> busy(topology_.node_count(), 0);
+  for (const Cell& c : cells_) {
+    for (int n : c.home) busy[n] += static_cast<int>(c.vcpus.size());
   }
+  return busy;
+}
+
+uint64_t AttachedDomain::ChooseHomes(const std::vector<int>& busy_cpus) {
+  uint64_t away = 0;
+  for (Cell& c : cells_) {
+    if (c.vcpus.empty()) continue;  // memory without vCPUs: nowhere to go
+    std::vector<double> pages(topology_.node_count(), 0.0);
+    for (uint64_t g = c.first_page; g < c.first_page + c.pages; ++g) {
+      if (page_node_[g] >= 0) pages[page_node_[g]] += 1;
+    }
+    // Other domains, and this domain's other cells, are busy CPUs.
+    std::vector<int> busy = busy_cpus;
+    busy.resize(topology_.node_count(), 0);
+    for (const Cell& other : cells_) {
+      if (&other == &c) continue;
+      for (int n : other.home) busy[n] += static_cast<int>(other.vcpus.size());
+    }
+    HomeDecision home =
+        ChooseHome(topology_, {static_cast<int>(c.vcpus.size()), pages, c.home}, busy);
+    if (!home.nodes.empty()) c.home = home.nodes;
+    c.reason = home.reason;
+    std::vector<bool> at_home(topology_.node_count(), false);
+    for (int n : c.home) at_home[n] = true;
+    for (uint64_t g = c.first_page; g < c.first_page + c.pages; ++g) {
+      away += page_node_[g] >= 0 && !at_home[page_node_[g]] ? 1 : 0;
+    }
+  }
+  std::vector<int> nodes;
+  for (const Cell& c : cells_) nodes.insert(nodes.end(), c.home.begin(), c.home.end());
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  report_.home_nodes.clear();
+  for (int n : nodes) report_.home_nodes.push_back(topology_.nodes[n].id);
+  return away;
+}
+
+std::string AttachedDomain::HomesText() const {
+  if (cells_.size() == 1)
+    return absl::StrCat("home node(s) ", absl::StrJoin(report_.home_nodes, ","));
+  std::vector<std::string> parts;
+  for (const Cell& c : cells_) {
+    std::vector<int> ids;
+    for (int n : c.home) ids.push_back(topology_.nodes[n].id);
+    parts.push_back(absl::StrCat("cell ", c.id, " -> node(s) ",
+                                 ids.empty() ? "none" : absl::StrJoin(ids, ",")));
+  }
+  return absl::StrCat("homes per cell: ", absl::StrJoin(parts, ", "));
+}
+
+absl::Status AttachedDomain::Pin(int vcpu, const std::vector<int>& cpus) {
+  if (record_ && !record_saved_) {
+    // On disk before numavm changes anything, so that a numavm killed now
+    // still leaves the pinning to put back.
+    if (absl::Status s = record_->Save(original_, pid_); !s.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("not pinning: the original pinning could not be saved: ", s.message()));
+    }
+    record_saved_ = true;
+  }
+  if (absl::Status s = domain_.PinVcpu(vcpu, cpus, host_cpus_); !s.ok()) return s;
+  ++report_.vcpu_moves;
   return absl::OkStatus();
 }
 
-void AttachedDomain::MigrateTowardsHome(RateLimiter& limiter, absl::Duration now) {
-  std::vector<bool> at_home(topology_.node_count(), false);
-  for (int n : home_) at_home[n] = true;
-  const uint64_t budget = limiter.Available(now) / kPage;
-  std::vector<PageMove> moves;
-  std::vector<uint64_t> indices;
-  size_t next_home = 0;
-  for (uint64_t i = 0; i < page_node_.size() && moves.size() < budget; ++i) {
-    const int8_t node = page_node_[i];
-    if (node < 0 || at_home[node]) continue;
-    const int to = home_[next_home++ % home_.size()];
-    moves.push_back({ram_.start + i * kPage, topology_.nodes[to].id});
-    indices.push_back(i);
+absl::Status AttachedDomain::PinToHome() {
+  absl::StatusOr<std::vector<std::vector<int>>> now = domain_.VcpuPinning(host_cpus_);
+  if (!now.ok()) return now.status();
+  std::vector<int> homes(vcpus_, -1);  // one-node homes, for the view
+  for (const Cell& c : cells_) {
+    std::vector<int> cpus;
+    for (int n : c.home)
+      cpus.insert(cpus.end(), topology_.nodes[n].cpus.begin(), topology_.nodes[n].cpus.end());
+    std::sort(cpus.begin(), cpus.end());
+    if (cpus.empty()) continue;
+    for (int v : c.vcpus) {
+      if (v >= static_cast<int>(now->size())) continue;
+      if ((*now)[v] != cpus) {
+        if (absl::Status s = Pin(v, cpus); !s.ok()) return s;
+      }
+      if (c.home.size() == 1) homes[v] = c.home[0];
+    }
   }
-  if (moves.empty()) return;
-  PageMigrator migrator(pid_, kPage, &limiter);
-  absl::StatusOr<MigrationOutcome> out = migrator.Migrate(moves, now);
+  view_->set_vcpu_homes(std::move(homes));
+  return absl::OkStatus();
+}
+
+void AttachedDomain::Balance(RateLimiter& limiter, absl::Duration now) {
+  if (!balancer_) return;
+  view_->set_limiter(&limiter);
+  const AccessBatch batch = samples_->Next(options_.sample_regions_per_step, now);
+  absl::StatusOr<PeriodOutcome> out = balancer_->OnBatch(batch, now);
+  // Added as deltas: a new mode starts a new balancer (and counters).
+  const BalancerCounters c = balancer_->counters();
+  report_.pages_migrated += c.pages_migrated - counted_.pages_migrated;
+  report_.bytes_migrated += c.bytes_migrated - counted_.bytes_migrated;
+  report_.migration_failures += c.migration_failures - counted_.migration_failures;
+  counted_ = c;
   if (!out.ok()) {
+    // The domain runs on; its memory stays where it is this round.
     report_.status = absl::StrCat("migration failed: ", out.status().message());
     ++report_.migration_failures;
     return;
-  }
-  report_.pages_migrated += out->moved;
-  report_.bytes_migrated += out->bytes_moved;
-  report_.migration_failures += out->failed + out->no_memory;
-  // Placement is re-queried by the scan; until then, assume what moved moved.
-  for (size_t k = 0; k < indices.size() && k < out->moved; ++k) {
-    page_node_[indices[k]] = static_cast<int8_t>(topology_.IndexOf(moves[k].to_node));
   }
 }
 
@@ -242,36 +354,29 @@ absl::Status AttachedDomain::Step(const std::vector<int>& busy_cpus, RateLimiter
   const absl::Duration cpu_start = ThreadCpuTime();
   absl::Status status = Measure();
   if (status.ok()) {
-    std::vector<double> pages(topology_.node_count(), 0.0);
-    for (int8_t node : page_node_) {
-      if (node >= 0) pages[node] += 1;
+    const uint64_t away = ChooseHomes(busy_cpus);
+    std::string reasons;
+    for (const Cell& c : cells_) {
+      if (!c.reason.empty() && reasons.find(c.reason) == std::string::npos) {
+        absl::StrAppend(&reasons, reasons.empty() ? "" : ", ", c.reason);
+      }
     }
-    HomeDecision home = ChooseHome(topology_, {vcpus_, pages, home_}, busy_cpus);
-    if (!home.nodes.empty()) home_ = home.nodes;
-    report_.home_nodes.clear();
-    for (int n : home_) report_.home_nodes.push_back(topology_.nodes[n].id);
-    uint64_t away = 0;
-    std::vector<bool> at_home(topology_.node_count(), false);
-    for (int n : home_) at_home[n] = true;
-    for (int8_t node : page_node_) away += node >= 0 && !at_home[node] ? 1 : 0;
     if (!hands_off_.empty() && options_.mode != BalanceMode::kOff) {
-      report_.status = absl::StrCat(
-          "hands off: ", hands_off_, "; numavm neither pins nor moves it (home node(s) would be ",
-          absl::StrJoin(report_.home_nodes, ","), ", ", FormatSize(away * kPage), " away)");
+      report_.status = absl::StrCat("hands off: ", hands_off_,
+                                    "; numavm neither pins nor moves it (it would choose ",
+                                    HomesText(), ", ", FormatSize(away * kPage), " away)");
     } else if (options_.mode == BalanceMode::kOff) {
-      report_.status =
-          absl::StrCat("measuring: home node(s) would be ", absl::StrJoin(report_.home_nodes, ","),
-                       ", ", FormatSize(away * kPage), " away");
-    } else if (options_.mode == BalanceMode::kOn && !home_.empty()) {
+      report_.status = absl::StrCat("measuring: it would choose ", HomesText(), ", ",
+                                    FormatSize(away * kPage), " away");
+    } else if (options_.mode == BalanceMode::kOn && !report_.home_nodes.empty()) {
+      report_.status = absl::StrCat("balancing: ", HomesText(), " (", reasons, "), ",
+                                    FormatSize(away * kPage), " away");
       status = PinToHome();
-      if (status.ok()) MigrateTowardsHome(limiter, now);
-      report_.status =
-          absl::StrCat("balancing: home node(s) ", absl::StrJoin(report_.home_nodes, ","), " (",
-                       home.reason, "), ", FormatSize(away * kPage), " away");
+      if (status.ok()) Balance(limiter, now);
     } else {
-      report_.status = absl::StrCat("advise: home node(s) ", absl::StrJoin(report_.home_nodes, ","),
-                                    " (", home.reason, "); would move ", FormatSize(away * kPage),
-                                    " there and pin ", vcpus_, " vCPUs to it");
+      report_.status =
+          absl::StrCat("advise: ", HomesText(), " (", reasons, "); would move ",
+                       FormatSize(away * kPage), " there and pin ", vcpus_, " vCPUs to it");
     }
   }
   report_.balancer_cpu_seconds += absl::ToDoubleSeconds(ThreadCpuTime() - cpu_start);

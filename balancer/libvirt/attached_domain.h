@@ -1,14 +1,19 @@
 // One libvirt domain under numavm's care, from outside: its QEMU process,
-// guest RAM mapping and original vCPU pinning are found at attach; each
-// Step measures placement (move_pages queries on the QEMU pid, the CPUs its
-// vCPUs last ran on), chooses home node(s) (policy/home_node.h), pins vCPUs
-// there (virDomainPinVcpu) and migrates RAM to them under a rate limit;
-// Detach puts the original pinning back.
+// guest RAM mappings (one per guest NUMA cell) and original vCPU pinning
+// are found at attach; each Step measures placement (move_pages queries on
+// the QEMU pid, the CPUs its vCPUs last ran on), chooses each cell's home
+// node(s) across the host's domains (policy/home_node.h), pins the cell's
+// vCPUs there (virDomainPinVcpu) and hands the cell's memory to the same
+// VmBalancer that balances `numavm run` VMs - policy, region batches, rate
+// limit and counters - through a DomainPlacementView. Detach puts the
+// original pinning back.
 //
 // Per-page access tracking of another process is not available on the
 // kernels this runs on (no DAMON virtual-address operations, idle-page
-// tracking or soft-dirty there), so a domain is balanced as one NUMA client
-// with a home, as ESXi does: all of its memory belongs on its home node(s).
+// tracking or soft-dirty there), so the balancer's samples come from the
+// guest's cells (sampling/cell_samples.h): a cell's memory belongs with the
+// cell's vCPUs, and a domain without cells is one cell, as ESXi treats a VM
+// as one NUMA client with a home.
 #ifndef NUMAVM_BALANCER_LIBVIRT_ATTACHED_DOMAIN_H_
 #define NUMAVM_BALANCER_LIBVIRT_ATTACHED_DOMAIN_H_
 
@@ -24,10 +29,13 @@
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/actuation/rate_limiter.h"
 #include "balancer/balance_mode.h"
+#include "balancer/libvirt/domain_placement_view.h"
 #include "balancer/libvirt/libvirt_api.h"
 #include "balancer/libvirt/pinning_record.h"
 #include "balancer/report/vm_report.h"
+#include "balancer/sampling/cell_samples.h"
 #include "balancer/topology/topology.h"
+#include "balancer/vm_balancer.h"
 
 namespace numavm {
 
@@ -35,8 +43,12 @@ struct DomainOptions {
   // on: pin vCPUs to the home node and move memory there; advise: say so
   // in the status, change nothing; off: measure only.
   BalanceMode mode = BalanceMode::kOn;
-  // Pages queried per step (the whole RAM is covered over several steps).
+  // Pages queried per step for the report (the whole RAM is covered over
+  // several steps).
   uint64_t scan_pages_per_step = 256 * 1024;
+  // 2 MiB regions sampled per step for the balancer (4 pages each): 8 GiB,
+  // so that a 1 TiB domain is visited in 128 steps.
+  uint64_t sample_regions_per_step = 4096;
   // Re-pin and move domains whose placement the administrator set (vCPUs
   // pinned by the configuration, memory bound by <numatune>); by default
   // numavm keeps its hands off them.
@@ -62,7 +74,7 @@ class AttachedDomain {
   absl::Status Rebind(LibvirtDomain domain);
 
   // One round. `busy_cpus[n]`: vCPUs of other domains homed on node index
-  // n. `limiter` (per host) bounds page migration. NotFound: the domain is
+  // n (busy_cpus() of each). `limiter` (per host) bounds page migration. NotFound: the domain is
   // gone (shut down, destroyed) - nothing else was disturbed.
   absl::Status Step(const std::vector<int>& busy_cpus, RateLimiter& limiter, absl::Duration now);
 
@@ -72,13 +84,13 @@ class AttachedDomain {
   // Restores the pinning found at attach (a no-op for a domain that is gone).
   absl::Status Detach();
 
-  void set_mode(BalanceMode mode) {
-    options_.mode = mode;
-    report_.mode = std::string(BalanceModeName(mode));
-  }
+  void set_mode(BalanceMode mode);
   const std::string& name() const { return name_; }
   int vcpus() const { return vcpus_; }
-  const std::vector<int>& home() const { return home_; }  // node indices
+  int cells() const { return static_cast<int>(cells_.size()); }
+  // vCPUs homed on each node index (a cell's vCPUs count on each of its
+  // home nodes).
+  std::vector<int> busy_cpus() const;
   VmReport report() const { return report_; }
   const std::vector<std::vector<int>>& original_pinning() const { return original_; }
 
@@ -86,9 +98,22 @@ class AttachedDomain {
   AttachedDomain(LibvirtDomain domain, const Topology& topology, DomainOptions options)
       : domain_(std::move(domain)), topology_(topology), options_(options) {}
 
+  // A guest NUMA cell (the whole domain when it has none).
+  struct Cell {
+    int id = 0;
+    std::vector<int> vcpus;
+    uint64_t first_page = 0, pages = 0;  // gfns (DomainPlacementView)
+    std::vector<int> home;               // node indices
+    std::string reason;                  // of the last home decision
+  };
+
   absl::Status Measure();
+  // Chooses each cell's home; returns the pages not on their cell's home.
+  uint64_t ChooseHomes(const std::vector<int>& busy_cpus);
   absl::Status PinToHome();
-  void MigrateTowardsHome(RateLimiter& limiter, absl::Duration now);
+  absl::Status Pin(int vcpu, const std::vector<int>& cpus);
+  void Balance(RateLimiter& limiter, absl::Duration now);
+  std::string HomesText() const;
 
   LibvirtDomain domain_;
   const Topology& topology_;
@@ -97,7 +122,8 @@ class AttachedDomain {
   int vcpus_ = 0;
   int host_cpus_ = 1;
   pid_t pid_ = 0;
-  HostRange ram_;
+  uint64_t ram_bytes_ = 0;
+  std::vector<Cell> cells_;
   std::vector<std::vector<int>> original_;
   std::optional<PinningRecord> record_;  // with options_.runtime_dir
   bool record_saved_ = false;            // before the first PinVcpu
@@ -105,9 +131,12 @@ class AttachedDomain {
   // balancing is on (the administrator pinned its vCPUs, or bound its
   // memory with <numatune>); empty: it may act.
   std::string hands_off_;
-  std::vector<int> home_;  // node indices
   bool detached_ = false;
-  // The scan: page addresses' nodes, refreshed scan_pages_per_step at a time.
+  std::unique_ptr<DomainPlacementView> view_;
+  std::unique_ptr<CellSamples> samples_;
+  std::unique_ptr<VmBalancer> balancer_;
+  BalancerCounters counted_;  // of balancer_, already in report_
+  // The scan: each gfn's node, refreshed scan_pages_per_step at a time.
   std::vector<int8_t> page_node_;  // node index, -1 not present
   uint64_t cursor_ = 0;
   VmReport report_;

@@ -142,7 +142,8 @@ void DomainManager::Step(absl::Duration now) {
     std::vector<int> busy(topology_.node_count(), 0);
     for (size_t j = 0; j < domains_.size(); ++j) {
       if (j == i || gone[j]) continue;
-      for (int n : domains_[j]->home()) busy[n] += domains_[j]->vcpus();
+      const std::vector<int> theirs = domains_[j]->busy_cpus();
+      for (size_t n = 0; n < busy.size() && n < theirs.size(); ++n) busy[n] += theirs[n];
     }
     absl::Status s = domains_[i]->Step(busy, *limiter_, now);
     if (absl::IsNotFound(s)) {

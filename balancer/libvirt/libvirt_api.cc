@@ -135,6 +135,14 @@ absl::StatusOr<uint64_t> LibvirtDomain::max_memory_bytes() const {
   return static_cast<uint64_t>(kib) * 1024;
 }
 
+absl::StatusOr<std::string> LibvirtDomain::XmlDesc() const {
+  char* xml = virDomainGetXMLDesc(dom_.get(), 0);
+  if (xml == nullptr) return LibvirtError(absl::StrCat("domain '", name_, "' XML"));
+  std::string out(xml);
+  free(xml);
+  return out;
+}
+
 absl::StatusOr<LibvirtDomain::NumaTune> LibvirtDomain::NumaTuning() const {
   int n = 0;
   if (virDomainGetNumaParameters(dom_.get(), nullptr, &n, VIR_DOMAIN_AFFECT_LIVE) < 0) {

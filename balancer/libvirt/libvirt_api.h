@@ -59,6 +59,8 @@ class LibvirtDomain {
     std::string nodeset;
   };
   absl::StatusOr<NumaTune> NumaTuning() const;
+  // The live domain XML (virDomainGetXMLDesc, no flags: read-only).
+  absl::StatusOr<std::string> XmlDesc() const;
   absl::Status PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const;
   // Host CPU each vCPU ran on last (virDomainGetVcpus).
   absl::StatusOr<std::vector<int>> VcpuCpus(int host_cpus) const;

@@ -33,6 +33,18 @@ int Topology::IndexOf(int id) const {
   return -1;
 }
 
+std::vector<int> Topology::NodeIndexOfCpus() const {
+  std::vector<int> index;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (int cpu : nodes[i].cpus) {
+      if (cpu < 0) continue;
+      if (cpu >= static_cast<int>(index.size())) index.resize(cpu + 1, -1);
+      index[cpu] = static_cast<int>(i);
+    }
+  }
+  return index;
+}
+
 std::vector<int> Topology::CpuNodeIds() const {
   std::vector<int> ids;
   for (const NumaNode& n : nodes) {

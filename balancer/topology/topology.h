@@ -28,6 +28,9 @@ struct Topology {
   int IndexOf(int id) const;
   // Ids of nodes that have CPUs, ascending.
   std::vector<int> CpuNodeIds() const;
+  // Node index of each CPU id, up to the largest CPU of any node (-1: in
+  // no node).
+  std::vector<int> NodeIndexOfCpus() const;
 };
 
 // Reads files below a sysfs root; tests substitute a fake tree.

@@ -163,17 +163,27 @@ void LibvirtEnv::TearDown() {
 }
 
 absl::StatusOr<LibvirtDomain> LibvirtEnv::CreateDomain(const std::string& backing, int vcpus,
-                                                       int memory_mib) {
+                                                       int memory_mib, int cells) {
   State& s = S();
   const std::string name = absl::StrCat("numavm-it-", getpid(), "-", s.next++, "-", backing);
   const std::string memory_backing =
       backing == "memfd"
           ? "<source type='memfd'/><access mode='shared'/><allocation mode='immediate'/>"
           : "<allocation mode='immediate'/>";
+  std::string numa;
+  if (cells > 0) {
+    numa = "<cpu><numa>";
+    for (int c = 0; c < cells; ++c) {
+      const int first = c * vcpus / cells, last = (c + 1) * vcpus / cells - 1;
+      absl::StrAppend(&numa, "<cell id='", c, "' cpus='", first, "-", last, "' memory='",
+                      memory_mib / cells, "' unit='MiB'/>");
+    }
+    absl::StrAppend(&numa, "</numa></cpu>");
+  }
   const std::string xml = absl::StrCat(
       "<domain type='qemu'><name>", name, "</name><memory unit='MiB'>", memory_mib,
       "</memory><vcpu placement='static'>", vcpus, "</vcpu><memoryBacking>", memory_backing,
-      "</memoryBacking><os><type arch='x86_64' machine='pc'>hvm</type></os>"
+      "</memoryBacking><os><type arch='x86_64' machine='pc'>hvm</type></os>", numa,
       "<on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot>"
       "<on_crash>destroy</on_crash><devices><emulator>/usr/bin/qemu-system-x86_64</emulator>"
       "<memballoon model='none'/></devices></domain>");

@@ -37,9 +37,10 @@ class LibvirtEnv : public ::testing::Environment {
   // start. connection() is the new one afterwards.
   static absl::Status RestartLibvirtd();
 
-  // A running domain: `backing` "memfd" or "anon".
+  // A running domain: `backing` "memfd" or "anon"; with `cells` > 0, that
+  // many guest NUMA cells (<cpu><numa>), vCPUs and memory split evenly.
   static absl::StatusOr<LibvirtDomain> CreateDomain(const std::string& backing, int vcpus,
-                                                    int memory_mib);
+                                                    int memory_mib, int cells = 0);
 };
 
 }  // namespace numavm::testing

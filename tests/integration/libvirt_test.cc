@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "balancer/actuation/page_nodes.h"
+#include "balancer/libvirt/domain_cells.h"
 #include "balancer/libvirt/qemu_process.h"
 #include "balancer/sampling/proc_file.h"
 #include "tests/integration/libvirt_env.h"
@@ -99,6 +100,70 @@ TEST_P(AttachTest, PinsReportsAndRestoresTheOriginalPinning) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backings, AttachTest, ::testing::Values("memfd", "anon"));
+
+// A domain with two guest NUMA cells (one backend per cell in QEMU): both
+// cells' RAM is found and measured through move_pages on the QEMU pid,
+// each cell gets a home and its vCPUs are pinned there (read back through
+// libvirt), and the report says so per cell. On this one-node host both
+// homes are node 0; that each cell's memory then follows its own vCPUs is
+// the balancer's, tested on 2- and 4-node models (cell_balancing_test.cc).
+TEST_P(AttachTest, ATwoCellDomainIsMeasuredAndHomedPerCell) {
+  LibvirtDomain dom = Domain(GetParam(), 2, 2);
+  ASSERT_TRUE(dom.active());
+  const std::vector<int> original = {HostCpus() - 1};
+  ASSERT_TRUE(dom.PinVcpu(1, original, HostCpus()).ok());
+
+  // The cells' RAM, as numavm finds it: 64 MiB each, every page resident.
+  absl::StatusOr<pid_t> pid = FindQemuProcess(dom.uuid());
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  absl::StatusOr<std::string> xml = dom.XmlDesc();
+  ASSERT_TRUE(xml.ok()) << xml.status();
+  absl::StatusOr<std::vector<DomainCell>> cells = ParseDomainCells(*xml, 2);
+  ASSERT_TRUE(cells.ok()) << cells.status();
+  ASSERT_EQ(cells->size(), 2u);
+  absl::StatusOr<std::vector<MapsEntry>> maps =
+      ParseMaps(ReadProcFile(absl::StrCat("/proc/", *pid, "/maps")));
+  ASSERT_TRUE(maps.ok());
+  absl::StatusOr<std::vector<HostRange>> ram = FindCellRam(*maps, *cells);
+  ASSERT_TRUE(ram.ok()) << ram.status();
+  for (const HostRange& r : *ram) {
+    ASSERT_EQ(r.bytes, uint64_t{kMemoryMib / 2} << 20);
+    std::vector<void*> pages;
+    for (uint64_t off = 0; off < r.bytes; off += 4096) {
+      pages.push_back(reinterpret_cast<void*>(r.start + off));
+    }
+    absl::StatusOr<std::vector<int>> nodes = QueryNodesOf(*pid, pages);
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    EXPECT_EQ(std::count(nodes->begin(), nodes->end(), 0), static_cast<long>(pages.size()))
+        << "a cell's RAM is resident (allocation mode='immediate')";
+  }
+
+  BackgroundNumavm attach({"attach", dom.name(), "--connect", LibvirtEnv::uri(), "--interval",
+                           "200ms", "--json", "--override-pinning"});
+  ASSERT_TRUE(Eventually([&] { return Pinning(dom)[1] == AllCpus(); })) << attach.err();
+  nlohmann::json report;
+  ASSERT_TRUE(Eventually([&] {
+    report = ReportJson();
+    const nlohmann::json* vm = Find(report, dom.name());
+    return vm != nullptr && absl::StrContains((*vm)["status"].get<std::string>(), "homes per cell");
+  })) << report.dump(2)
+      << attach.err();
+  const nlohmann::json& vm = *Find(report, dom.name());
+  EXPECT_EQ(vm["memory_bytes"], uint64_t{kMemoryMib} << 20) << "both cells";
+  uint64_t resident = 0;
+  for (const auto& [node, bytes] : vm["memory_per_node"].items()) resident += bytes.get<uint64_t>();
+  EXPECT_EQ(resident, uint64_t{kMemoryMib} << 20) << "both cells' pages were queried";
+  const std::string status = vm["status"];
+  EXPECT_TRUE(absl::StrContains(status, "cell 0 -> node(s) 0")) << status;
+  EXPECT_TRUE(absl::StrContains(status, "cell 1 -> node(s) 0")) << status;
+  EXPECT_EQ(vm["home_nodes"], nlohmann::json::array({0}));
+
+  ProcessResult detach = RunNumavm({"detach", dom.name()});
+  EXPECT_EQ(detach.exit_code, 0) << detach.err;
+  EXPECT_EQ(attach.Wait(30).exit_code, 0);
+  EXPECT_EQ(Pinning(dom)[1], original) << "detach restores the pinning found at attach";
+  ASSERT_TRUE(dom.Destroy().ok());
+}
 
 // move_pages works on the QEMU process: the RAM numavm finds is the guest's
 // (every page resident), and pages can be moved (to node 0 here, the only
