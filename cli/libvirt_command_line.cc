@@ -47,9 +47,10 @@ void AddAttachCommands(CLI::App& app, AttachFlags& attach, DetachFlags& detach) 
                   "stopped)");
   AddReportFlags(a, &attach.report, "final report format");
   a->add_flag("--override-pinning", attach.override_pinning,
-              "also pin and move domains whose placement the administrator set (vCPUs pinned "
-              "by <vcpupin> or <vcpu cpuset>, memory bound by <numatune>); default: hands off "
-              "those, measured and reported only");
+              "take over the placement the administrator set (vCPUs pinned by <vcpupin> or "
+              "<vcpu cpuset>, memory bound by <numatune> or <memnode>); default: balance "
+              "within it (homes on the allowed nodes, vCPUs pinned only within their CPUs), "
+              "and leave alone what cannot be (interleaved memory)");
 
   CLI::App* d =
       app.add_subcommand("detach",
@@ -103,7 +104,7 @@ void AddDaemonCommand(CLI::App& app, DaemonFlags& flags) {
       ->type_name("PORT");
   AddDurationFlag(d, &flags.duration, "stop after this long (default: run until stopped)");
   d->add_flag("--override-pinning", flags.override_pinning,
-              "also pin and move domains the administrator placed, as in 'numavm attach'");
+              "take over the placement the administrator set, as in 'numavm attach'");
 }
 
 void AddReportCommand(CLI::App& app, ReportFlags& flags) {

@@ -95,7 +95,12 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
     ranges = {*ram};
     std::vector<int> all(d->vcpus_);
     for (int v = 0; v < d->vcpus_; ++v) all[v] = v;
-    cells = std::vector<DomainCell>{{0, all, ram->bytes}};
+    DomainCell whole{0, all, ram->bytes};
+    if (cells->size() == 1) {  // one cell: its <memnode> binds all the memory
+      whole.memnode_mode = (*cells)[0].memnode_mode;
+      whole.memnode_nodeset = (*cells)[0].memnode_nodeset;
+    }
+    cells = std::vector<DomainCell>{whole};
   }
   // Cells numbered from 0, each on a 2 MiB boundary.
   std::vector<DomainPlacementView::CellRam> cell_ram;
@@ -138,30 +143,28 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
     }
     d->record_.emplace(std::move(*record));
   }
-  // The administrator's placement is kept: vCPUs pinned to fewer than all
-  // CPUs (<vcpupin>, <vcpu cpuset=>, placement='auto') or memory bound by
-  // <numatune>.
-  // Unpinned means allowed on every online CPU (the host map may also list
-  // offline ones).
-  std::vector<int> online;
-  for (const NumaNode& n : topology.nodes)
-    online.insert(online.end(), n.cpus.begin(), n.cpus.end());
-  std::sort(online.begin(), online.end());
-  for (int v = 0; v < static_cast<int>(d->original_.size()) && d->hands_off_.empty(); ++v) {
-    std::vector<int> allowed = d->original_[v];
-    std::sort(allowed.begin(), allowed.end());
-    if (!std::includes(allowed.begin(), allowed.end(), online.begin(), online.end())) {
-      d->hands_off_ =
-          absl::StrCat("vCPU ", v, " is pinned to CPUs ", absl::StrJoin(d->original_[v], ","),
-                       " by the domain's configuration");
-    }
+  // The administrator's placement (the pinning found, <numatune>,
+  // <memnode>) constrains each cell's home (policy/admin_placement.h);
+  // --override-pinning sets it aside.
+  MemoryBinding domain_binding{"", "", "<numatune>"};
+  if (absl::StatusOr<LibvirtDomain::NumaTune> tune = d->domain_.NumaTuning(); tune.ok()) {
+    domain_binding.mode = tune->mode;
+    domain_binding.nodeset = tune->nodeset;
   }
-  if (absl::StatusOr<LibvirtDomain::NumaTune> tune = d->domain_.NumaTuning();
-      d->hands_off_.empty() && tune.ok() && !tune->nodeset.empty()) {
-    d->hands_off_ = absl::StrCat("its memory is bound by <numatune mode='", tune->mode,
-                                 "' nodeset='", tune->nodeset, "'>");
+  std::vector<std::string> constraints;
+  for (size_t i = 0; i < d->cells_.size() && !options.override_pinning; ++i) {
+    Cell& c = d->cells_[i];
+    const MemoryBinding cell_binding{(*cells)[i].memnode_mode, (*cells)[i].memnode_nodeset,
+                                     absl::StrCat("<memnode cellid='", c.id, "'>")};
+    CellConstraints cc =
+        ConstrainCell(topology, d->original_, c.vcpus, {domain_binding, cell_binding});
+    if (!cc.refused.empty() && d->hands_off_.empty()) d->hands_off_ = cc.refused;
+    if (!cc.constrained) continue;
+    c.allowed = cc.allowed;
+    constraints.push_back(d->cells_.size() == 1 ? cc.why
+                                                : absl::StrCat("cell ", c.id, ": ", cc.why));
   }
-  if (!d->hands_off_.empty() && options.override_pinning) d->hands_off_.clear();
+  d->constraints_ = absl::StrJoin(constraints, "; ");
   if (recovered && !d->hands_off_.empty()) {
     // A numavm that died had re-pinned a domain this one keeps its hands
     // off: put the administrator's pinning back now.
@@ -262,7 +265,7 @@ uint64_t AttachedDomain::ChooseHomes(const std::vector<int>& busy_cpus) {
       for (int n : other.home) busy[n] += static_cast<int>(other.vcpus.size());
     }
     HomeDecision home =
-        ChooseHome(topology_, {static_cast<int>(c.vcpus.size()), pages, c.home}, busy);
+        ChooseHome(topology_, {static_cast<int>(c.vcpus.size()), pages, c.home, c.allowed}, busy);
     if (!home.nodes.empty()) c.home = home.nodes;
     c.reason = home.reason;
     std::vector<bool> at_home(topology_.node_count(), false);
@@ -311,19 +314,31 @@ absl::Status AttachedDomain::Pin(int vcpu, const std::vector<int>& cpus) {
 absl::Status AttachedDomain::PinToHome() {
   absl::StatusOr<std::vector<std::vector<int>>> now = domain_.VcpuPinning(host_cpus_);
   if (!now.ok()) return now.status();
+  const std::vector<int> node_of_cpu = topology_.NodeIndexOfCpus();
   std::vector<int> homes(vcpus_, -1);  // one-node homes, for the view
   for (const Cell& c : cells_) {
-    std::vector<int> cpus;
-    for (int n : c.home)
-      cpus.insert(cpus.end(), topology_.nodes[n].cpus.begin(), topology_.nodes[n].cpus.end());
-    std::sort(cpus.begin(), cpus.end());
-    if (cpus.empty()) continue;
+    std::vector<int> home_cpus;
+    for (int n : c.home) {
+      home_cpus.insert(home_cpus.end(), topology_.nodes[n].cpus.begin(),
+                       topology_.nodes[n].cpus.end());
+    }
+    if (home_cpus.empty()) continue;
     for (int v : c.vcpus) {
       if (v >= static_cast<int>(now->size())) continue;
+      // Within what the administrator allows it, unless told to take over.
+      const std::vector<int> cpus = PinWithin(
+          topology_, c.home,
+          options_.override_pinning || v >= static_cast<int>(original_.size()) ? home_cpus
+                                                                               : original_[v]);
       if ((*now)[v] != cpus) {
         if (absl::Status s = Pin(v, cpus); !s.ok()) return s;
       }
-      if (c.home.size() == 1) homes[v] = c.home[0];
+      int node = -2;  // -2: none yet, -1: more than one
+      for (int cpu : cpus) {
+        const int n = cpu < static_cast<int>(node_of_cpu.size()) ? node_of_cpu[cpu] : -1;
+        node = node == -2 || node == n ? n : -1;
+      }
+      homes[v] = std::max(node, -1);
     }
   }
   view_->set_vcpu_homes(std::move(homes));
@@ -369,8 +384,10 @@ absl::Status AttachedDomain::Step(const std::vector<int>& busy_cpus, RateLimiter
       report_.status = absl::StrCat("measuring: it would choose ", HomesText(), ", ",
                                     FormatSize(away * kPage), " away");
     } else if (options_.mode == BalanceMode::kOn && !report_.home_nodes.empty()) {
-      report_.status = absl::StrCat("balancing: ", HomesText(), " (", reasons, "), ",
-                                    FormatSize(away * kPage), " away");
+      report_.status = absl::StrCat(
+          "balancing", constraints_.empty() ? "" : " within the administrator's placement (",
+          constraints_, constraints_.empty() ? "" : ")", ": ", HomesText(), " (", reasons, "), ",
+          FormatSize(away * kPage), " away");
       status = PinToHome();
       if (status.ok()) Balance(limiter, now);
     } else {

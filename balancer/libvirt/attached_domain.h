@@ -32,6 +32,7 @@
 #include "balancer/libvirt/domain_placement_view.h"
 #include "balancer/libvirt/libvirt_api.h"
 #include "balancer/libvirt/pinning_record.h"
+#include "balancer/policy/admin_placement.h"
 #include "balancer/report/vm_report.h"
 #include "balancer/sampling/cell_samples.h"
 #include "balancer/topology/topology.h"
@@ -105,6 +106,7 @@ class AttachedDomain {
     uint64_t first_page = 0, pages = 0;  // gfns (DomainPlacementView)
     std::vector<int> home;               // node indices
     std::string reason;                  // of the last home decision
+    std::vector<bool> allowed;           // nodes its home may use (empty: all)
   };
 
   absl::Status Measure();
@@ -131,6 +133,9 @@ class AttachedDomain {
   // balancing is on (the administrator pinned its vCPUs, or bound its
   // memory with <numatune>); empty: it may act.
   std::string hands_off_;
+  // The administrator's placement numavm plans within, in words (empty:
+  // none, or --override-pinning).
+  std::string constraints_;
   bool detached_ = false;
   std::unique_ptr<DomainPlacementView> view_;
   std::unique_ptr<CellSamples> samples_;

@@ -111,6 +111,26 @@ absl::StatusOr<std::vector<DomainCell>> ParseDomainCells(absl::string_view xml, 
     cell.bytes = amount * *unit;
     cells.push_back(std::move(cell));
   }
+  // <numatune><memnode cellid='N' mode='strict' nodeset='1'/>.
+  const size_t tune = xml.find("<numatune>");
+  const size_t tune_end = xml.find("</numatune>", tune == absl::string_view::npos ? 0 : tune);
+  if (tune != absl::string_view::npos && tune_end != absl::string_view::npos) {
+    const absl::string_view tune_xml = xml.substr(tune, tune_end - tune);
+    for (size_t at = tune_xml.find("<memnode"); at != absl::string_view::npos;
+         at = tune_xml.find("<memnode", at + 1)) {
+      const size_t end = tune_xml.find('>', at);
+      if (end == absl::string_view::npos) break;
+      const absl::string_view tag = tune_xml.substr(at, end - at);
+      int id = -1;
+      std::optional<std::string> cellid = Attribute(tag, "cellid");
+      if (!cellid || !absl::SimpleAtoi(*cellid, &id)) continue;
+      for (DomainCell& c : cells) {
+        if (c.id != id) continue;
+        c.memnode_mode = Attribute(tag, "mode").value_or("strict");
+        c.memnode_nodeset = Attribute(tag, "nodeset").value_or("");
+      }
+    }
+  }
   return cells;
 }
 

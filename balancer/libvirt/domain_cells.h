@@ -12,6 +12,7 @@
 #define NUMAVM_BALANCER_LIBVIRT_DOMAIN_CELLS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,8 @@ struct DomainCell {
   int id = 0;
   std::vector<int> vcpus;
   uint64_t bytes = 0;
+  // <numatune><memnode cellid=ID mode= nodeset=/>: empty when none.
+  std::string memnode_mode, memnode_nodeset;
 };
 
 // The cells of the domain XML `xml` with `vcpus` vCPUs; empty when it has

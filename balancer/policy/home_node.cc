@@ -19,10 +19,14 @@ double SetScore(const Topology& topology, const std::vector<double>& pages,
 HomeDecision ChooseHome(const Topology& topology, const HomeRequest& request,
                         const std::vector<int>& busy_cpus, double hysteresis) {
   const int nodes = topology.node_count();
+  auto allowed = [&](int n) {
+    return request.allowed.empty() ||
+           (n < static_cast<int>(request.allowed.size()) && request.allowed[n]);
+  };
   std::vector<int> free(nodes, 0);
   for (int n = 0; n < nodes; ++n) {
     const int busy = n < static_cast<int>(busy_cpus.size()) ? busy_cpus[n] : 0;
-    free[n] = std::max(0, static_cast<int>(topology.nodes[n].cpus.size()) - busy);
+    free[n] = allowed(n) ? std::max(0, static_cast<int>(topology.nodes[n].cpus.size()) - busy) : 0;
   }
   std::vector<double> pages = request.pages_per_node;
   pages.resize(nodes, 0.0);
@@ -42,8 +46,22 @@ HomeDecision ChooseHome(const Topology& topology, const HomeRequest& request,
     // Not enough free CPUs anywhere: share nodes with other VMs, as few as
     // hold the vCPUs at all.
     std::vector<int> all(nodes);
-    for (int n = 0; n < nodes; ++n) all[n] = static_cast<int>(topology.nodes[n].cpus.size());
+    for (int n = 0; n < nodes; ++n) {
+      all[n] = allowed(n) ? static_cast<int>(topology.nodes[n].cpus.size()) : 0;
+    }
     best.nodes = PlaceGroups(topology, {demand}, all)[0];
+    if (best.nodes.empty() && !request.allowed.empty()) {
+      // Fewer allowed CPUs than vCPUs (an administrator's choice): every
+      // allowed node that has CPUs.
+      for (int n = 0; n < nodes; ++n) {
+        if (allowed(n) && !topology.nodes[n].cpus.empty()) best.nodes.push_back(n);
+      }
+      if (!best.nodes.empty()) {
+        best.reason = "allowed-nodes";
+        best.changed = best.nodes != request.current;
+        return best;
+      }
+    }
     if (best.nodes.empty()) {
       best.reason = "does-not-fit";
       best.nodes = request.current;
@@ -59,8 +77,12 @@ HomeDecision ChooseHome(const Topology& topology, const HomeRequest& request,
   std::vector<int> current = request.current;
   std::sort(current.begin(), current.end());
   int current_free = 0;
-  for (int n : current) current_free += n >= 0 && n < nodes ? free[n] : 0;
-  const bool fits = current_free >= request.vcpus;
+  bool current_allowed = true;
+  for (int n : current) {
+    current_free += n >= 0 && n < nodes ? free[n] : 0;
+    current_allowed = current_allowed && n >= 0 && n < nodes && allowed(n);
+  }
+  const bool fits = current_allowed && current_free >= request.vcpus;
   if (current == best.nodes) {
     best.reason = "kept";
     return best;
@@ -70,7 +92,7 @@ HomeDecision ChooseHome(const Topology& topology, const HomeRequest& request,
           SetScore(topology, weighted, best.nodes)) {
     return {current, "kept", false};
   }
-  best.reason = fits ? "better" : "current-overloaded";
+  best.reason = !current_allowed ? "not-allowed" : fits ? "better" : "current-overloaded";
   best.changed = true;
   return best;
 }

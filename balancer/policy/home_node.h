@@ -21,11 +21,18 @@ struct HomeRequest {
   int vcpus = 0;
   std::vector<double> pages_per_node;  // by node index: where the memory is
   std::vector<int> current;            // current home (node indices), may be empty
+  // Nodes the home may use (by node index; empty: all) - an administrator's
+  // constraints (policy/admin_placement.h).
+  std::vector<bool> allowed;
 };
 
 struct HomeDecision {
   std::vector<int> nodes;  // node indices; empty if the VM fits nowhere
-  std::string reason;      // "kept", "initial", "better", "current-overloaded", "does-not-fit"
+  // "kept", "initial", "better", "current-overloaded", "not-allowed" (the
+  // current home uses a node no longer allowed), "does-not-fit", or
+  // "allowed-nodes" (the vCPUs fit in no subset of the allowed nodes: all
+  // of them, shared)
+  std::string reason;
   bool changed = false;
 };
 

@@ -163,7 +163,8 @@ void LibvirtEnv::TearDown() {
 }
 
 absl::StatusOr<LibvirtDomain> LibvirtEnv::CreateDomain(const std::string& backing, int vcpus,
-                                                       int memory_mib, int cells) {
+                                                       int memory_mib, int cells,
+                                                       const std::string& extra) {
   State& s = S();
   const std::string name = absl::StrCat("numavm-it-", getpid(), "-", s.next++, "-", backing);
   const std::string memory_backing =
@@ -183,7 +184,7 @@ absl::StatusOr<LibvirtDomain> LibvirtEnv::CreateDomain(const std::string& backin
   const std::string xml = absl::StrCat(
       "<domain type='qemu'><name>", name, "</name><memory unit='MiB'>", memory_mib,
       "</memory><vcpu placement='static'>", vcpus, "</vcpu><memoryBacking>", memory_backing,
-      "</memoryBacking><os><type arch='x86_64' machine='pc'>hvm</type></os>", numa,
+      "</memoryBacking><os><type arch='x86_64' machine='pc'>hvm</type></os>", numa, extra,
       "<on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot>"
       "<on_crash>destroy</on_crash><devices><emulator>/usr/bin/qemu-system-x86_64</emulator>"
       "<memballoon model='none'/></devices></domain>");

@@ -38,9 +38,11 @@ class LibvirtEnv : public ::testing::Environment {
   static absl::Status RestartLibvirtd();
 
   // A running domain: `backing` "memfd" or "anon"; with `cells` > 0, that
-  // many guest NUMA cells (<cpu><numa>), vCPUs and memory split evenly.
+  // many guest NUMA cells (<cpu><numa>), vCPUs and memory split evenly;
+  // `extra` is more XML for <domain> (e.g. a <numatune>).
   static absl::StatusOr<LibvirtDomain> CreateDomain(const std::string& backing, int vcpus,
-                                                    int memory_mib, int cells = 0);
+                                                    int memory_mib, int cells = 0,
+                                                    const std::string& extra = "");
 };
 
 }  // namespace numavm::testing

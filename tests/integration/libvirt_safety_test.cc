@@ -22,9 +22,11 @@ using testing::LibvirtTest;
 using testing::ProcessResult;
 using testing::RunNumavm;
 
-// An administrator's pinning is kept: with --balance on (the default)
-// numavm measures and reports the domain, says why it keeps its hands off,
-// and neither re-pins nor moves it.
+// An administrator's pinning is a constraint numavm balances within: with
+// --balance on (the default) the domain is balanced, its status says
+// within what, and no vCPU is pinned outside the CPUs it was allowed -
+// here the home is node 0 (this host's only node), so vCPU 0 stays on its
+// one CPU and vCPU 1 on all of them: nothing is re-pinned.
 TEST_F(LibvirtTest, AnAdministratorsPinningIsKept) {
   LibvirtDomain dom = Domain("memfd");
   const std::vector<int> pinned = {HostCpus() - 1};
@@ -36,10 +38,15 @@ TEST_F(LibvirtTest, AnAdministratorsPinningIsKept) {
   ASSERT_TRUE(Eventually([&] {
     report = ReportJson();
     vm = Find(report, dom.name());
-    return vm != nullptr && (*vm)["status"].get<std::string>().rfind("hands off", 0) == 0;
+    return vm != nullptr && (*vm)["status"].get<std::string>().rfind("balancing", 0) == 0;
   })) << report.dump(2)
       << attach.err();
-  EXPECT_NE((*vm)["status"].get<std::string>().find("vCPU 0 is pinned to CPUs"), std::string::npos)
+  EXPECT_EQ((*vm)["status"].get<std::string>().rfind(
+                absl::StrCat("balancing within the administrator's placement (vCPU 0 may run "
+                             "only on CPUs ",
+                             HostCpus() - 1, "): home node(s) 0"),
+                0),
+            0u)
       << (*vm)["status"];
   EXPECT_EQ((*vm)["vcpu_moves"], 0);
   EXPECT_EQ((*vm)["pages_migrated"], 0);
@@ -50,6 +57,38 @@ TEST_F(LibvirtTest, AnAdministratorsPinningIsKept) {
   EXPECT_EQ(attach.Wait(30).exit_code, 0);
   EXPECT_EQ(Pinning(dom)[0], pinned);
   ASSERT_TRUE(dom.Destroy().ok());
+}
+
+// Memory bound by <numatune> (and a cell's <memnode>) limits the homes to
+// those nodes; the status names the binding.
+TEST_F(LibvirtTest, MemoryBoundByNumatuneIsPlannedWithin) {
+  absl::StatusOr<LibvirtDomain> dom =
+      LibvirtEnv::CreateDomain("memfd", 2, testing::kMemoryMib, 2,
+                               "<numatune><memory mode='strict' nodeset='0'/>"
+                               "<memnode cellid='1' mode='strict' nodeset='0'/></numatune>");
+  ASSERT_TRUE(dom.ok()) << dom.status();
+  BackgroundNumavm attach(
+      {"attach", dom->name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
+  nlohmann::json report;
+  std::string status;
+  ASSERT_TRUE(Eventually([&] {
+    report = ReportJson();
+    const nlohmann::json* vm = Find(report, dom->name());
+    status = vm != nullptr ? (*vm)["status"].get<std::string>() : "";
+    return status.rfind("balancing", 0) == 0;
+  })) << report.dump(2)
+      << attach.err();
+  EXPECT_EQ(status.rfind("balancing within the administrator's placement (cell 0: memory bound "
+                         "by <numatune> mode='strict' nodeset='0'; cell 1: memory bound by "
+                         "<numatune> mode='strict' nodeset='0'; memory bound by <memnode "
+                         "cellid='1'> mode='strict' nodeset='0'): homes per cell",
+                         0),
+            0u)
+      << status;
+  ProcessResult detach = RunNumavm({"detach", dom->name()});
+  EXPECT_EQ(detach.exit_code, 0) << detach.err;
+  EXPECT_EQ(attach.Wait(30).exit_code, 0);
+  ASSERT_TRUE(dom->Destroy().ok());
 }
 
 // One numavm per domain: a second attach is refused and names the first.

@@ -12,7 +12,7 @@ namespace {
 // <numatune> before it that must not be taken for the cells.
 constexpr char kTwoCells[] = R"(<domain type='qemu' id='1'>
   <vcpu placement='static'>4</vcpu>
-  <numatune><memory mode='strict' nodeset='0'/></numatune>
+  <numatune><memory mode='strict' nodeset='0-1'/><memnode cellid='1' mode='preferred' nodeset='1'/></numatune>
   <cpu mode='custom' match='exact' check='full'>
     <model fallback='forbid'>qemu64</model>
     <numa>
@@ -32,6 +32,10 @@ TEST(DomainCellsTest, CellsComeFromTheCpuElementWithTheirVcpusAndBytes) {
   EXPECT_EQ((*cells)[1].id, 1);
   EXPECT_EQ((*cells)[1].vcpus, (std::vector<int>{2, 3}));
   EXPECT_EQ((*cells)[1].bytes, 96u << 20);
+  // Each cell's own memory binding, from <numatune><memnode>.
+  EXPECT_EQ((*cells)[0].memnode_nodeset, "");
+  EXPECT_EQ((*cells)[1].memnode_mode, "preferred");
+  EXPECT_EQ((*cells)[1].memnode_nodeset, "1");
 }
 
 TEST(DomainCellsTest, ADomainWithoutCellsHasNone) {
