@@ -5,8 +5,7 @@
 #     unit tests but the simulator acceptance runs, a fixed subset of the kvm
 #     tests, then every fuzz target for FUZZ_RUNS (500000) inputs from a
 #     fixed seed, on its seed corpus.
-# No TSan job: Debian's libabsl is not built with TSan, so every access
-# under an absl::Mutex is reported as a race (docs/hardening.md).
+# The TSan job is scripts/test-tsan.sh (it builds its own abseil).
 # Any sanitizer report or fuzzer crash fails the job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,11 +19,12 @@ ASAN=${ASAN_BUILD_DIR:-build-asan}
 CC=clang CXX=clang++ cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DNUMAVM_SANITIZE=address,undefined -DNUMAVM_FUZZ=ON \
   -DNUMAVM_PREBUILT_PAYLOADS="$PAYLOADS" >/dev/null
-cmake --build "$ASAN" -j"$(nproc)" --target numavm unit_tests kvm_tests \
-  fuzz_trace fuzz_run_config fuzz_topology fuzz_daemon_config fuzz_elf fuzz_proc \
+cmake --build "$ASAN" -j"$(nproc)" --target numavm balancer_tests libvirt_unit_tests \
+  vmm_unit_tests cli_unit_tests kvm_tests fuzz_trace fuzz_run_config fuzz_topology fuzz_daemon_config fuzz_elf fuzz_proc \
   fuzz_control_reply
 # The simulator acceptance runs (acceptance_tests) are not built here: the
-# unit tests are unit_tests' (ctest lists only the tests of built binaries).
+# unit tests are the other unit binaries' (ctest lists only the tests of
+# built binaries).
 (cd "$ASAN" && ctest --output-on-failure --timeout 600 -j2 -L unit \
   && ctest --output-on-failure --timeout 600 -j2 -L kvm \
        -R 'RunEndingTest|HostileTest|RunReportTest|^SamplerTest|SamplerLifecycleTest|Samplers/SamplerCliTest|RunRegistrationTest')

@@ -2,7 +2,8 @@
 # Install, build and run every test (labels unit, kvm, integration, lab;
 # kvm tests skip without /dev/kvm), then the format check
 # (scripts/check-format.sh) and the sanitizer and fuzz jobs
-# (scripts/test-sanitizers.sh: ASan+UBSan and libFuzzer). Extra arguments
+# (scripts/test-sanitizers.sh: ASan+UBSan and libFuzzer;
+# scripts/test-tsan.sh: ThreadSanitizer). Extra arguments
 # go to ctest, e.g. -L unit, and then only those tests run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +13,5 @@ cd "$(dirname "$0")/.."
 if [ $# -eq 0 ]; then
   ./scripts/check-format.sh
   ./scripts/test-sanitizers.sh
+  ./scripts/test-tsan.sh
 fi

@@ -15,13 +15,7 @@ dir=$cache/backports
 root=$dir/root
 mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/apt/sources.list.d" "$root"
 # The machine's Debian archive: the URI of the source carrying bookworm.
-uri=$( { cat /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } |
-  awk 'BEGIN {RS=""} /Suites:[^\n]*bookworm( |\n|$)/ && !/security/ {
-         if (match($0, /URIs: *[^ \n]+/)) { s = substr($0, RSTART, RLENGTH); sub(/URIs: */, "", s); print s; exit } }')
-if [ -z "$uri" ]; then
-  uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-fi
-[ -n "$uri" ] || { echo "lab: no bookworm source in the machine's apt configuration" >&2; exit 1; }
+uri=$("$(dirname "$0")"/../debian-archive-uri.sh)
 echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm-backports main" \
   > "$dir/apt/sources.list"
 opts=(-o Dir::Etc::sourcelist="$dir/apt/sources.list" -o Dir::Etc::sourceparts="$dir/apt/sources.list.d"
