@@ -14,6 +14,7 @@ packages=(
   # (-system creates the libvirt-qemu user QEMU runs as.)
   libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
   busybox-static cpio kmod numad   # the NUMA lab's initramfs (scripts/lab.sh)
+  acpica-tools            # iasl: the ACPI tables of Linux guests checked by ACPICA
   libtomlplusplus-dev     # TOML config files
   nlohmann-json3-dev      # JSON reports
   libcli11-dev            # command line with subcommands and --help
