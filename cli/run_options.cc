@@ -148,6 +148,22 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     }
   }
   if (flags.payload) options.payload = *flags.payload;
+  if (flags.kernel) {
+    if (flags.payload) {
+      return absl::InvalidArgumentError("--kernel and --payload: a VM boots one or the other");
+    }
+    if (!flags.payload_args.empty()) {
+      return absl::InvalidArgumentError(
+          "payload arguments are for payloads; a Linux guest takes --append \"...\"");
+    }
+    options.kernel = *flags.kernel;
+    options.payload = "linux";
+  } else if (flags.initrd || flags.append) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flags.initrd ? "--initrd" : "--append", " needs --kernel"));
+  }
+  if (flags.initrd) options.initrd = *flags.initrd;
+  if (flags.append) options.append = *flags.append;
   if (!flags.payload_args.empty()) {
     for (const std::string& arg : flags.payload_args) {
       if (absl::StrContains(arg, ' ')) {

@@ -44,6 +44,10 @@ struct BalanceOptions {
 struct RunOptions {
   VmConfig vm;
   std::string payload = "numa02";  // a guest-tools name or a path
+  // --kernel: a Linux guest instead of a payload, with --initrd, --append.
+  std::string kernel;
+  std::string initrd;
+  std::string append = "console=ttyS0 panic=-1";
   StaticPlacement placement = StaticPlacement::kNone;
   ReportFormat report = ReportFormat::kTable;
   SamplingOptions sampling;
@@ -73,6 +77,9 @@ struct RunFlags {
   std::vector<std::string> cells;  // "SIZE:VCPULIST"
   std::optional<std::string> payload;
   std::vector<std::string> payload_args;  // "key=value"
+  std::optional<std::string> kernel;
+  std::optional<std::string> initrd;
+  std::optional<std::string> append;
   std::optional<std::string> placement;
   std::optional<std::string> report;
   std::optional<std::string> timeout;

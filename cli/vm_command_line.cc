@@ -45,6 +45,14 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                   "guest-tools payload name or path to an ELF64 x86-64 payload "
                   "(default numa02)")
       ->type_name("NAME|FILE");
+  run->add_option("--kernel", flags.kernel,
+                  "boot this Linux kernel (a 64-bit bzImage) instead of a payload: COM1 is its "
+                  "console, --cell becomes its ACPI NUMA nodes, poweroff ends the VM")
+      ->type_name("FILE");
+  run->add_option("--initrd", flags.initrd, "with --kernel: its initramfs")->type_name("FILE");
+  run->add_option("--append", flags.append,
+                  "with --kernel: its command line (default \"console=ttyS0 panic=-1\")")
+      ->type_name("\"ARGS\"");
   OneOf(run->add_option("--placement", flags.placement,
                         "none (default), hard (vCPUs pinned and memory bound to their "
                         "node, like autonuma-benchmark HARD_BIND) or inverse (memory on "

@@ -89,6 +89,7 @@ for nodes in ${nodes_list//,/ }; do
   : > "$log"
   todo=$plan
   declare -A failed=()
+  boot_failures=0
   while [ -n "$todo" ]; do
     runs=$(echo "$todo" | tr ',' '\n' | wc -l)
     echo "lab: $nodes nodes x $cpn CPUs x $mem_per_node, $runs runs (VMs of $memory, working set $working_set, ${seconds}s)" >&2
@@ -120,10 +121,16 @@ for nodes in ${nodes_list//,/ }; do
       fi
       rest="$rest${rest:+,}$entry"
     done
-    # A boot that finished nothing and did not fail in a run is broken: stop.
+    # A boot that started no run (it never came up) is a lab failure too:
+    # booted once more, then the lab is broken and we stop.
     if [ "$rest" = "$todo" ] && ! grep -q '^LAB-BEGIN' "$part"; then
-      echo "lab: the lab did not start a run (log $part)" >&2
-      exit 1
+      boot_failures=$(( ${boot_failures:-0} + 1 ))
+      echo "LAB-FAIL-BOOT the lab started no run ($(grep -m1 -E 'soft lockup|Kernel panic|BUG:' "$part" | cut -c1-100))" >> "$log"
+      if [ "$boot_failures" -ge 2 ]; then
+        echo "lab: the lab did not start a run twice (log $part)" >&2
+        exit 1
+      fi
+      echo "lab: the lab started no run; booting once more" >&2
     fi
     todo=$rest
   done

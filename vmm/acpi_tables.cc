@@ -58,8 +58,8 @@ void PutIoPort(Table& t, size_t at, uint16_t port) {
 // \_S5 as AML: Name (_S5, Package (2) { 5, 5 }) - SLP_TYPa and SLP_TYPb.
 Table Dsdt() {
   Table t = Header("DSDT", 2);
-  const uint8_t aml[] = {0x08, '_',  'S',  '5',  '_',  0x12, 0x06, 0x02, 0x0a,
-                         kAcpiS5SleepType, 0x0a, kAcpiS5SleepType};
+  const uint8_t aml[] = {
+      0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0a, kAcpiS5SleepType, 0x0a, kAcpiS5SleepType};
   t.insert(t.end(), std::begin(aml), std::end(aml));
   Finish(t);
   return t;
@@ -182,9 +182,9 @@ absl::Status Check(const AcpiConfig& config, std::vector<std::vector<int>>& dist
     }
     for (int v : config.cells[c].vcpus) {
       if (v < 0 || v >= config.vcpus || cell_of[v] >= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ACPI tables: cell ", c, " names vCPU ", v,
-            v < 0 || v >= config.vcpus ? " that does not exist" : " of another cell"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("ACPI tables: cell ", c, " names vCPU ", v,
+                         v < 0 || v >= config.vcpus ? " that does not exist" : " of another cell"));
       }
       cell_of[v] = static_cast<int>(c);
     }
@@ -199,14 +199,13 @@ absl::Status Check(const AcpiConfig& config, std::vector<std::vector<int>>& dist
     for (size_t c = 0; c < cells; ++c) distances[c][c] = 10;
   }
   if (distances.size() != cells) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ACPI tables: ", distances.size(), " rows of distances for ", cells, " cells"));
+    return absl::InvalidArgumentError(absl::StrCat("ACPI tables: ", distances.size(),
+                                                   " rows of distances for ", cells, " cells"));
   }
   for (size_t a = 0; a < cells; ++a) {
     if (distances[a].size() != cells) {
-      return absl::InvalidArgumentError(absl::StrCat("ACPI tables: distance row ", a, " has ",
-                                                     distances[a].size(), " entries, want ",
-                                                     cells));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ACPI tables: distance row ", a, " has ", distances[a].size(), " entries, want ", cells));
     }
     for (size_t b = 0; b < cells; ++b) {
       const int d = distances[a][b];

@@ -18,9 +18,9 @@ absl::StatusOr<std::vector<E820Entry>> BuildE820(uint64_t ram_bytes,
                                                      absl::Hex(r.bytes), " is empty or RAM"));
     }
     if (i > 0 && reserved[i - 1].address + reserved[i - 1].bytes > r.address) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "e820: reserved ranges at 0x", absl::Hex(reserved[i - 1].address), " and 0x",
-          absl::Hex(r.address), " overlap"));
+      return absl::InvalidArgumentError(absl::StrCat("e820: reserved ranges at 0x",
+                                                     absl::Hex(reserved[i - 1].address), " and 0x",
+                                                     absl::Hex(r.address), " overlap"));
     }
   }
   std::vector<E820Entry> out;

@@ -169,4 +169,18 @@ std::vector<uint64_t> GuestChannel::ProgressBytes() const {
   return out;
 }
 
+PortReply GuestChannel::In(int, uint16_t port, uint8_t size) {
+  PortReply r{PortReply::kFault};
+  r.fault =
+      absl::StrCat("unsupported read from I/O port 0x", absl::Hex(port), " (", size, " bytes)");
+  return r;
+}
+
+PortReply GuestChannel::Mmio(int, uint64_t address, uint8_t size, bool is_write, uint64_t) {
+  PortReply r{PortReply::kFault};
+  r.fault = absl::StrCat(is_write ? "write of " : "read of ", size, " bytes at guest-physical 0x",
+                         absl::Hex(address), ", outside guest RAM");
+  return r;
+}
+
 }  // namespace numavm

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "vmm/guest_memory.h"
 #include "vmm/guest_observer.h"
+#include "vmm/port_devices.h"
 #include "vmm/run_record.h"
 
 namespace numavm {
@@ -24,7 +25,7 @@ struct ChannelLimits {
   size_t line_bytes = 1024;
 };
 
-class GuestChannel final {
+class GuestChannel final : public PortDevices {
  public:
   using Clock = std::function<absl::Duration()>;
   using ConsoleSink = std::function<void(int vcpu, absl::string_view line)>;
@@ -32,16 +33,18 @@ class GuestChannel final {
   GuestChannel(const GuestMemory& memory, int vcpus, Clock clock, GuestObserver* observer,
                ConsoleSink console, ChannelLimits limits = {});
 
-  struct Reply {
-    enum Kind { kContinue, kExit, kSleep, kFault } kind = kContinue;
-    uint32_t exit_status = 0;
-    absl::Duration sleep;
-    std::string fault;
-    bool fault_has_rip = false;  // `fault` already says where the guest was
-  };
+  using Reply = PortReply;
 
   // A write of `value` (`size` bytes) to `port` by vCPU `vcpu`.
   Reply HandleOut(int vcpu, uint16_t port, uint8_t size, uint64_t value);
+
+  // PortDevices: the channel's calls are OUTs; an IN or an access outside
+  // RAM is a guest fault.
+  PortReply Out(int vcpu, uint16_t port, uint8_t size, uint64_t value) override {
+    return HandleOut(vcpu, port, size, value);
+  }
+  PortReply In(int vcpu, uint16_t port, uint8_t size) override;
+  PortReply Mmio(int vcpu, uint64_t address, uint8_t size, bool is_write, uint64_t value) override;
 
   RunRecord Snapshot() const;
   // Cumulative bytes each vCPU reported so far (for live statistics).

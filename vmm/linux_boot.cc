@@ -27,7 +27,10 @@ absl::StatusOr<LinuxKernel> ParseLinuxKernel(std::span<const uint8_t> file,
   auto bad = [&](auto&&... why) {
     return absl::InvalidArgumentError(absl::StrCat("kernel ", name, ": ", why...));
   };
-  if (file.size() >= 4 && std::memcmp(file.data(), "\x7f" "ELF", 4) == 0) {
+  if (file.size() >= 4 && std::memcmp(file.data(),
+                                      "\x7f"
+                                      "ELF",
+                                      4) == 0) {
     return bad("an ELF file (a vmlinux?); numavm boots a bzImage (arch/x86/boot/bzImage)");
   }
   LinuxKernel k;
@@ -45,8 +48,7 @@ absl::StatusOr<LinuxKernel> ParseLinuxKernel(std::span<const uint8_t> file,
                Protocol(kFirst64BitProtocol));
   }
   if ((h.xloadflags & XLF_KERNEL_64) == 0) {
-    return bad("no 64-bit entry (xloadflags 0x", absl::Hex(h.xloadflags),
-               "): a 32-bit kernel?");
+    return bad("no 64-bit entry (xloadflags 0x", absl::Hex(h.xloadflags), "): a 32-bit kernel?");
   }
   k.setup_bytes = (static_cast<uint64_t>(h.setup_sects == 0 ? 4 : h.setup_sects) + 1) * 512;
   const uint64_t wanted = k.setup_bytes + static_cast<uint64_t>(h.syssize) * 16;
@@ -64,12 +66,12 @@ absl::StatusOr<LinuxKernel> ParseLinuxKernel(std::span<const uint8_t> file,
 absl::StatusOr<LinuxBootPlan> PlanLinuxBoot(const LinuxKernel& kernel, uint64_t ram_bytes,
                                             uint64_t initrd_bytes, size_t cmdline_bytes) {
   if (ram_bytes > kLinuxMmioStart) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a Linux guest has at most ", kLinuxMmioStart / kMiB, " MiB of RAM for now (",
-        ram_bytes / kMiB, " MiB asked): above it sit the IOAPIC and local APICs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a Linux guest has at most ", kLinuxMmioStart / kMiB, " MiB of RAM for now (",
+                     ram_bytes / kMiB, " MiB asked): above it sit the IOAPIC and local APICs"));
   }
-  const uint64_t cmdline_max = std::min<uint64_t>(
-      kLinuxCmdlineMax, static_cast<uint64_t>(kernel.header.cmdline_size) + 1);
+  const uint64_t cmdline_max =
+      std::min<uint64_t>(kLinuxCmdlineMax, static_cast<uint64_t>(kernel.header.cmdline_size) + 1);
   if (cmdline_bytes + 1 > cmdline_max) {
     return absl::InvalidArgumentError(absl::StrCat("kernel command line of ", cmdline_bytes,
                                                    " bytes; this kernel takes at most ",
@@ -113,8 +115,8 @@ absl::StatusOr<boot_params> BuildBootParams(const LinuxKernel& kernel, const Lin
                                             const std::vector<E820Entry>& e820,
                                             uint64_t rsdp_address) {
   if (e820.size() > E820_MAX_ENTRIES_ZEROPAGE) {
-    return absl::InvalidArgumentError(absl::StrCat("e820: ", e820.size(), " entries, at most ",
-                                                   E820_MAX_ENTRIES_ZEROPAGE));
+    return absl::InvalidArgumentError(
+        absl::StrCat("e820: ", e820.size(), " entries, at most ", E820_MAX_ENTRIES_ZEROPAGE));
   }
   boot_params bp;
   std::memset(&bp, 0, sizeof(bp));

@@ -34,8 +34,8 @@ inline constexpr uint64_t kLinuxHighRamStart = 0x100000;
 inline constexpr uint64_t kLinuxMmioStart = 0xfec00000;
 
 struct LinuxKernel {
-  setup_header header{};  // as in the file
-  uint16_t protocol = 0;  // e.g. 0x020f for 2.15
+  setup_header header{};     // as in the file
+  uint16_t protocol = 0;     // e.g. 0x020f for 2.15
   uint64_t setup_bytes = 0;  // the real-mode part: the 64-bit kernel follows
   uint64_t kernel_bytes = 0;
   uint64_t pref_address = 0;

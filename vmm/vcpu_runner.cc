@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -58,34 +59,17 @@ void VcpuRunner::RunLoop() {
   while (!control_.stopping()) {
     VcpuExit exit = vcpu_.Run();
     switch (exit.kind) {
-      case VcpuExit::kIo: {
-        if (!exit.is_write || exit.count != 1) {
-          Fault(RunEnd::kGuestFault, absl::StrCat("unsupported ", DescribeExit(exit)));
-          return;
-        }
-        GuestChannel::Reply reply =
-            channel_.HandleOut(vcpu_.index(), exit.port, exit.size, exit.value);
-        switch (reply.kind) {
-          case GuestChannel::Reply::kContinue:
-            break;
-          case GuestChannel::Reply::kSleep:
-            control_.Sleep(reply.sleep);
-            break;
-          case GuestChannel::Reply::kExit:
-            control_.VcpuExited(reply.exit_status);
-            return;
-          case GuestChannel::Reply::kFault:
-            Fault(RunEnd::kGuestFault, reply.fault, reply.fault_has_rip);
-            return;
-        }
+      case VcpuExit::kIo:
+        if (!Io(exit)) return;
         break;
-      }
+      case VcpuExit::kMmio:
+        if (!Mmio(exit)) return;
+        break;
       case VcpuExit::kInterrupted:
         break;  // a kick: the loop condition decides
       case VcpuExit::kDirtyRingFull:
         if (on_ring_full_) on_ring_full_(vcpu_.index());
         break;
-      case VcpuExit::kMmio:
       case VcpuExit::kShutdown:
       case VcpuExit::kInternalError:  // e.g. an access KVM cannot emulate
         Fault(RunEnd::kGuestFault, DescribeExit(exit));
@@ -100,6 +84,59 @@ void VcpuRunner::RunLoop() {
         return;
     }
   }
+}
+
+bool VcpuRunner::Act(const PortReply& reply) {
+  switch (reply.kind) {
+    case PortReply::kContinue:
+      return true;
+    case PortReply::kSleep:
+      control_.Sleep(reply.sleep);
+      return true;
+    case PortReply::kExit:
+      control_.VcpuExited(reply.exit_status);
+      return false;
+    case PortReply::kFault:
+      Fault(RunEnd::kGuestFault, reply.fault, reply.fault_has_rip);
+      return false;
+    case PortReply::kEnd:
+      control_.End(reply.end, reply.fault);
+      return false;
+  }
+  return false;
+}
+
+bool VcpuRunner::Io(const VcpuExit& exit) {
+  kvm_run* run = vcpu_.run_state();
+  auto* data = reinterpret_cast<uint8_t*>(run) + run->io.data_offset;
+  const uint8_t size = exit.size;
+  if (size != 1 && size != 2 && size != 4) {
+    Fault(RunEnd::kGuestFault, absl::StrCat("unsupported ", DescribeExit(exit)));
+    return false;
+  }
+  for (uint32_t i = 0; i < exit.count; ++i) {
+    uint8_t* element = data + static_cast<size_t>(i) * size;
+    if (exit.is_write) {
+      uint64_t value = 0;
+      std::memcpy(&value, element, size);
+      if (!Act(devices_.Out(vcpu_.index(), exit.port, size, value))) return false;
+    } else {
+      const PortReply reply = devices_.In(vcpu_.index(), exit.port, size);
+      std::memcpy(element, &reply.value, size);
+      if (!Act(reply)) return false;
+    }
+  }
+  return true;
+}
+
+bool VcpuRunner::Mmio(const VcpuExit& exit) {
+  kvm_run* run = vcpu_.run_state();
+  const uint8_t size = std::min<uint8_t>(exit.size, 8);
+  uint64_t value = 0;
+  if (exit.is_write) std::memcpy(&value, run->mmio.data, size);
+  const PortReply reply = devices_.Mmio(vcpu_.index(), exit.address, size, exit.is_write, value);
+  if (!exit.is_write) std::memcpy(run->mmio.data, &reply.value, size);
+  return Act(reply);
 }
 
 }  // namespace numavm

@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "absl/synchronization/mutex.h"
-#include "vmm/guest_channel.h"
 #include "vmm/guest_observer.h"
 #include "vmm/kvm.h"
+#include "vmm/port_devices.h"
 #include "vmm/run_control.h"
 
 namespace numavm {
@@ -21,10 +21,10 @@ namespace numavm {
 class VcpuRunner final {
  public:
   // `on_ring_full` runs on this thread after KVM_EXIT_DIRTY_RING_FULL.
-  VcpuRunner(VcpuFd& vcpu, GuestChannel& channel, RunControl& control, GuestObserver* observer,
+  VcpuRunner(VcpuFd& vcpu, PortDevices& devices, RunControl& control, GuestObserver* observer,
              std::function<void(int)> on_ring_full)
       : vcpu_(vcpu),
-        channel_(channel),
+        devices_(devices),
         control_(control),
         observer_(observer),
         on_ring_full_(std::move(on_ring_full)) {}
@@ -39,12 +39,19 @@ class VcpuRunner final {
 
  private:
   void RunLoop();
+  // Port I/O and MMIO: every element of a rep instruction through
+  // `devices_`, reads written back for KVM to complete the instruction.
+  // False when the loop must stop.
+  bool Io(const VcpuExit& exit);
+  bool Mmio(const VcpuExit& exit);
+  // Acts on a device's reply; false when the loop must stop.
+  bool Act(const PortReply& reply);
   // Ends the whole run with a message naming this vCPU and its rip.
   // Ends the run; the message gets the vCPU's rip unless `what` has one.
   void Fault(RunEnd end, const std::string& what, bool has_rip = false);
 
   VcpuFd& vcpu_;
-  GuestChannel& channel_;
+  PortDevices& devices_;
   RunControl& control_;
   GuestObserver* observer_;
   std::function<void(int)> on_ring_full_;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "vmm/boot_info.h"
+#include "vmm/linux_boot.h"
 #include "vmm/status.h"
 #include "vmm/x86_boot.h"
 
@@ -22,6 +23,23 @@ void PrintConsoleLine(int vcpu, absl::string_view line) {
 absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(VmConfig config,
                                                                        const ElfPayload& payload,
                                                                        GuestObserver* observer) {
+  absl::StatusOr<std::unique_ptr<VirtualMachine>> machine = Create(std::move(config), observer);
+  if (!machine.ok()) return machine.status();
+  if (absl::Status s = (*machine)->Setup(&payload, nullptr); !s.ok()) return s;
+  return machine;
+}
+
+absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(VmConfig config,
+                                                                       const LinuxGuest& guest,
+                                                                       GuestObserver* observer) {
+  absl::StatusOr<std::unique_ptr<VirtualMachine>> machine = Create(std::move(config), observer);
+  if (!machine.ok()) return machine.status();
+  if (absl::Status s = (*machine)->Setup(nullptr, &guest); !s.ok()) return s;
+  return machine;
+}
+
+absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(VmConfig config,
+                                                                       GuestObserver* observer) {
   const auto created = std::chrono::steady_clock::now();
   // Host memory first: its errors (e.g. no huge pages) are the user's to fix.
   std::vector<uint64_t> region_bytes;
@@ -33,10 +51,8 @@ absl::StatusOr<std::unique_ptr<VirtualMachine>> VirtualMachine::Create(VmConfig 
   absl::StatusOr<VmFd> vm = VmFd::Create(*kvm);
   if (!vm.ok()) return vm.status();
 
-  std::unique_ptr<VirtualMachine> machine(new VirtualMachine(
+  return std::unique_ptr<VirtualMachine>(new VirtualMachine(
       std::move(config), created, *std::move(kvm), *std::move(vm), *std::move(memory), observer));
-  if (absl::Status s = machine->Setup(payload); !s.ok()) return s;
-  return machine;
 }
 
 VirtualMachine::VirtualMachine(VmConfig config, std::chrono::steady_clock::time_point created,
@@ -50,7 +66,11 @@ VirtualMachine::VirtualMachine(VmConfig config, std::chrono::steady_clock::time_
       control_(config_.vcpus) {}
 
 // The setup steps, in order.
-absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
+absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* guest) {
+  // 0. A Linux guest's interrupt controllers and timer, before any vCPU.
+  if (guest != nullptr) {
+    if (absl::Status s = CreateIrqchip(); !s.ok()) return s;
+  }
   // 1. Guest memory becomes KVM memory slots, one per cell.
   for (size_t i = 0; i < memory_.regions().size(); ++i) {
     const GuestRegion& r = memory_.regions()[i];
@@ -77,7 +97,13 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
       return s;
     }
   }
-  // 3. vCPUs, each with CPUID, long-mode registers and its dirty ring.
+  // 3. vCPUs, each with CPUID, long-mode registers and its dirty ring. A
+  // Linux guest's boot vCPU enters the kernel; the others wait in KVM for
+  // the kernel's INIT and startup IPIs.
+  GuestAddress entry{payload != nullptr ? payload->entry.value : 0};
+  if (guest != nullptr) {
+    if (absl::Status s = LoadLinux(*guest, entry); !s.ok()) return s;
+  }
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm_.SupportedCpuid();
   if (!cpuid.ok()) return cpuid.status();
   for (int i = 0; i < config_.vcpus; ++i) {
@@ -91,29 +117,59 @@ absl::Status VirtualMachine::Setup(const ElfPayload& payload) {
       dirty_rings_.push_back(*std::move(ring));
     }
     if (absl::Status s = vcpu->SetCpuid(CpuidForVcpu(*cpuid, i)); !s.ok()) return s;
-    if (absl::Status s = ConfigureLongModeVcpu(*vcpu, payload.entry); !s.ok()) return s;
+    if (guest == nullptr) {
+      if (absl::Status s = ConfigureLongModeVcpu(*vcpu, entry); !s.ok()) return s;
+    } else if (i == 0) {
+      if (absl::Status s = ConfigureLinuxBootVcpu(*vcpu, entry, GuestAddress{kLinuxBootParams});
+          !s.ok()) {
+        return s;
+      }
+    }
     vcpus_.push_back(*std::move(vcpu));
   }
-  // 4. Page tables, GDT, BootInfo and the payload image in guest memory.
+  // 4. Page tables, GDT, BootInfo and the payload image in guest memory
+  // (a Linux guest's image, tables and GDT were written above).
+  if (guest == nullptr) {
+    if (absl::Status s = WritePayload(*payload); !s.ok()) return s;
+  }
+  // 5. The channel that serves the guest's calls; a Linux guest's PC devices.
+  channel_ = std::make_unique<GuestChannel>(
+      memory_, config_.vcpus, [this] { return Elapsed(); }, observer_,
+      config_.echo_console ? GuestChannel::ConsoleSink(PrintConsoleLine)
+                           : GuestChannel::ConsoleSink(),
+      config_.channel_limits);
+  PortDevices* devices = channel_.get();
+  if (guest != nullptr) {
+    const bool echo = config_.echo_console;
+    linux_devices_ = std::make_unique<LinuxDevices>(
+        config_.vcpus,
+        [echo](char c) {
+          if (echo) std::fputc(c, stderr);
+        },
+        [this](uint32_t irq, bool level) {
+          kvm_irq_level line{};
+          line.irq = irq;
+          line.level = level ? 1 : 0;
+          (void)Ioctl(vm_.fd(), KVM_IRQ_LINE, &line, "KVM_IRQ_LINE");
+        });
+    devices = linux_devices_.get();
+  }
+  for (VcpuFd& vcpu : vcpus_) {
+    runners_.push_back(std::make_unique<VcpuRunner>(vcpu, *devices, control_, observer_,
+                                                    [this](int index) { OnDirtyRingFull(index); }));
+  }
+  control_.SetKick([this] { KickAll(); });
+  return absl::OkStatus();
+}
+
+absl::Status VirtualMachine::WritePayload(const ElfPayload& payload) {
   if (absl::Status s = WriteLongModeTables(memory_); !s.ok()) return s;
   absl::StatusOr<int> tsc_khz = Ioctl(vcpus_[0].fd(), KVM_GET_TSC_KHZ, 0ul, "KVM_GET_TSC_KHZ");
   if (!tsc_khz.ok()) return tsc_khz.status();
   if (absl::Status s = WriteBootInfo(config_, memory_, static_cast<uint32_t>(*tsc_khz)); !s.ok()) {
     return s;
   }
-  if (absl::Status s = LoadElfPayload(payload, memory_); !s.ok()) return s;
-  // 5. The channel that serves the guest's calls.
-  channel_ = std::make_unique<GuestChannel>(
-      memory_, config_.vcpus, [this] { return Elapsed(); }, observer_,
-      config_.echo_console ? GuestChannel::ConsoleSink(PrintConsoleLine)
-                           : GuestChannel::ConsoleSink(),
-      config_.channel_limits);
-  for (VcpuFd& vcpu : vcpus_) {
-    runners_.push_back(std::make_unique<VcpuRunner>(vcpu, *channel_, control_, observer_,
-                                                    [this](int index) { OnDirtyRingFull(index); }));
-  }
-  control_.SetKick([this] { KickAll(); });
-  return absl::OkStatus();
+  return LoadElfPayload(payload, memory_);
 }
 
 VirtualMachine::~VirtualMachine() {
@@ -183,7 +239,7 @@ RunOutcome VirtualMachine::Run() {
   outcome.end = control_.end();
   outcome.message = control_.message();
   outcome.elapsed = Elapsed();
-  outcome.record = channel_->Snapshot();
+  outcome.record = linux_devices_ ? linux_devices_->Snapshot() : channel_->Snapshot();
   for (const VcpuRecord& v : outcome.record.vcpus) {
     if (v.started && (!outcome.startup || *v.started < *outcome.startup)) {
       outcome.startup = v.started;

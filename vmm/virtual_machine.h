@@ -22,12 +22,21 @@
 #include "vmm/guest_memory.h"
 #include "vmm/guest_observer.h"
 #include "vmm/kvm.h"
+#include "vmm/linux_devices.h"
 #include "vmm/run_control.h"
 #include "vmm/run_record.h"
 #include "vmm/vcpu_runner.h"
 #include "vmm/vm_config.h"
 
 namespace numavm {
+
+// A Linux guest: a bzImage, an optional initrd, the kernel command line.
+struct LinuxGuest {
+  std::string kernel_name;  // for messages
+  std::vector<uint8_t> kernel;
+  std::vector<uint8_t> initrd;
+  std::string cmdline;
+};
 
 struct RunOutcome {
   RunEnd end = RunEnd::kCompleted;
@@ -43,6 +52,11 @@ class VirtualMachine final {
   // must outlive the VM.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<VirtualMachine>> Create(
       VmConfig config, const ElfPayload& payload, GuestObserver* observer);
+  // A Linux guest (vmm/linux_boot.h) with KVM's in-kernel irqchip and PIT,
+  // COM1 as its console (to stderr) and ACPI tables with the guest's cells;
+  // the run ends when it powers off or resets (vmm/linux_devices.h).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<VirtualMachine>> Create(
+      VmConfig config, const LinuxGuest& guest, GuestObserver* observer);
 
   VirtualMachine(const VirtualMachine&) = delete;
   VirtualMachine& operator=(const VirtualMachine&) = delete;
@@ -75,7 +89,16 @@ class VirtualMachine final {
  private:
   VirtualMachine(VmConfig config, std::chrono::steady_clock::time_point created, Kvm kvm, VmFd vm,
                  GuestMemory memory, GuestObserver* observer);
-  absl::Status Setup(const ElfPayload& payload);
+  // Memory, KVM and the VM; Setup() does the rest.
+  static absl::StatusOr<std::unique_ptr<VirtualMachine>> Create(VmConfig config,
+                                                                GuestObserver* observer);
+  // Exactly one of `payload` and `guest` is set.
+  absl::Status Setup(const ElfPayload* payload, const LinuxGuest* guest);
+  // Linux: the irqchip and PIT (before any vCPU), then the boot image.
+  absl::Status CreateIrqchip();
+  absl::Status LoadLinux(const LinuxGuest& guest, GuestAddress& entry);
+  // A payload's page tables, GDT, BootInfo and image.
+  absl::Status WritePayload(const ElfPayload& payload);
   void KickAll();
   // A vCPU's ring is full: the handler harvests it; without one, the VMM
   // discards the entries so the vCPU can run on.
@@ -92,6 +115,7 @@ class VirtualMachine final {
   absl::Mutex ring_mu_;
   std::function<void(int)> ring_full_handler_ ABSL_GUARDED_BY(ring_mu_);
   std::unique_ptr<GuestChannel> channel_;
+  std::unique_ptr<LinuxDevices> linux_devices_;  // a Linux guest's ports
   RunControl control_;
   std::vector<std::unique_ptr<VcpuRunner>> runners_;
   std::vector<std::thread> threads_;

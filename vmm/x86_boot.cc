@@ -21,8 +21,12 @@ constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt =
 constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10;
 
 // GDT: null, 64-bit code, data.
-constexpr uint64_t kGdt[] = {0, 0x00af9a000000ffffull, 0x00cf92000000ffffull};
+constexpr uint64_t kCode64 = 0x00af9a000000ffffull, kData = 0x00cf92000000ffffull;
+constexpr uint64_t kGdt[] = {0, kCode64, kData};
 constexpr uint16_t kCodeSelector = 1 << 3, kDataSelector = 2 << 3;
+// Linux's 64-bit boot protocol wants __BOOT_CS at 0x10 and __BOOT_DS at 0x18.
+constexpr uint64_t kLinuxGdt[] = {0, 0, kCode64, kData};
+constexpr uint16_t kLinuxCodeSelector = 2 << 3, kLinuxDataSelector = 3 << 3;
 
 kvm_segment Segment(uint16_t selector, uint8_t type, bool code) {
   kvm_segment s{};
@@ -76,7 +80,11 @@ absl::Status WriteLongModeTables(GuestMemory& memory) {
   return absl::OkStatus();
 }
 
-absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry) {
+namespace {
+
+// Long mode with paging through the tables at kPml4, the GDT at
+// abi::kGdtAddress, no IDT, and MTRRs on.
+absl::Status EnterLongMode(VcpuFd& vcpu, uint16_t gdt_bytes, uint16_t code, uint16_t data) {
   kvm_sregs sregs{};
   if (absl::Status s = vcpu.GetSregs(sregs); !s.ok()) return s;
   sregs.cr0 = kCr0Pe | kCr0Mp | kCr0Et | kCr0Ne | kCr0Wp | kCr0Am | kCr0Pg;
@@ -84,11 +92,11 @@ absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry) {
   sregs.cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
   sregs.efer = kEferLme | kEferLma;
   sregs.gdt.base = abi::kGdtAddress;
-  sregs.gdt.limit = sizeof(kGdt) - 1;
+  sregs.gdt.limit = gdt_bytes - 1;
   sregs.idt.base = 0;
   sregs.idt.limit = 0;  // no IDT: any exception ends in a triple fault
-  sregs.cs = Segment(kCodeSelector, 11, /*code=*/true);
-  sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = Segment(kDataSelector, 3, /*code=*/false);
+  sregs.cs = Segment(code, 11, /*code=*/true);
+  sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = Segment(data, 3, /*code=*/false);
   if (absl::Status s = vcpu.SetSregs(sregs); !s.ok()) return s;
   // MTRRs enabled with write-back as the default type: with MTRRs off, all
   // memory would be uncached and the guest runs orders of magnitude slower.
@@ -98,13 +106,41 @@ absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry) {
       !s.ok()) {
     return s;
   }
+  return absl::OkStatus();
+}
 
+}  // namespace
+
+absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry) {
+  if (absl::Status s = EnterLongMode(vcpu, sizeof(kGdt), kCodeSelector, kDataSelector); !s.ok()) {
+    return s;
+  }
   kvm_regs regs{};
   regs.rip = entry.value;
   regs.rsp = abi::kStackBase + (vcpu.index() + 1) * abi::kStackBytes;
   regs.rdi = static_cast<uint64_t>(vcpu.index());
   regs.rsi = abi::kBootInfoAddress;
   regs.rflags = 2;  // reserved bit; IF stays clear
+  return vcpu.SetRegs(regs);
+}
+
+absl::Status WriteLinuxGdt(GuestMemory& memory) {
+  auto* gdt = memory.HostPointer(GuestAddress{abi::kGdtAddress}, sizeof(kLinuxGdt));
+  if (gdt == nullptr) return absl::InvalidArgumentError("guest memory too small for the GDT");
+  std::memcpy(gdt, kLinuxGdt, sizeof(kLinuxGdt));
+  return absl::OkStatus();
+}
+
+absl::Status ConfigureLinuxBootVcpu(VcpuFd& vcpu, GuestAddress entry, GuestAddress boot_params) {
+  if (absl::Status s =
+          EnterLongMode(vcpu, sizeof(kLinuxGdt), kLinuxCodeSelector, kLinuxDataSelector);
+      !s.ok()) {
+    return s;
+  }
+  kvm_regs regs{};
+  regs.rip = entry.value;
+  regs.rsi = boot_params.value;
+  regs.rflags = 2;  // interrupts off
   return vcpu.SetRegs(regs);
 }
 

@@ -30,6 +30,12 @@ absl::Status WriteLongModeTables(GuestMemory& memory);
 // and rsi = the BootInfo address.
 absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry);
 
+// Linux's 64-bit entry (vmm/linux_boot.h): the same page tables, a GDT
+// with flat __BOOT_CS (0x10) and __BOOT_DS (0x18), rsi = the zero page.
+// WriteLinuxGdt replaces the payloads' GDT that WriteLongModeTables wrote.
+absl::Status WriteLinuxGdt(GuestMemory& memory);
+absl::Status ConfigureLinuxBootVcpu(VcpuFd& vcpu, GuestAddress entry, GuestAddress boot_params);
+
 // The host's supported CPUID with per-vCPU APIC ids filled in.
 std::vector<kvm_cpuid_entry2> CpuidForVcpu(const std::vector<kvm_cpuid_entry2>& supported,
                                            int index);

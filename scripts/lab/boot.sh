@@ -45,9 +45,21 @@ qpid=$!
 # Progress: follow the console's LAB lines while QEMU runs.
 tail -n +1 -F "$log" 2>/dev/null | grep --line-buffered -E '^LAB(:|-BEGIN|-VMSTAT|-ERR)' >&2 &
 tpid=$!
+# A lab that never comes up (a CPU soft-locked while booting on a loaded
+# host) is ended after UP_TIMEOUT seconds, not at the runs' budget.
+(
+  for ((t = 0; t < ${UP_TIMEOUT:-300}; t += 5)); do
+    sleep 5
+    grep -q '^LAB: up' "$log" && exit 0
+    kill -0 $qpid 2>/dev/null || exit 0
+  done
+  echo "lab: the lab did not come up in ${UP_TIMEOUT:-300} s; ended" >&2
+  kill $qpid
+) &
+wpid=$!
 wait $qpid
 rc=$?
 sleep 0.5
-kill $tpid 2>/dev/null
-wait $tpid 2>/dev/null
+kill $tpid $wpid 2>/dev/null
+wait $tpid $wpid 2>/dev/null
 grep -q '^LAB: done' "$log" || { echo "lab: the lab did not finish (qemu rc=$rc, log $log)" >&2; exit 1; }

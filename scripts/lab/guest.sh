@@ -124,6 +124,27 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     run_args="$(echo "$ARGS" | tr ' ' '\n' | grep -v '^seconds=' | tr '\n' ' ')seconds=$run_secs"
     run_timeout=$(( run_secs * 3 + 120 ))s
   fi
+  if [ "$w" = linux ]; then
+    # A Linux guest on numavm's VMM, one guest NUMA cell per lab node with
+    # a vCPU each: its console on the lab's (prefixed LINUX), its report.
+    cells=""
+    for n in $(seq 0 $((NODES - 1))); do cells="$cells --cell 256M:$n"; done
+    case $mode in
+      boot) extra="--balance off --sampler off" ;;
+      balance) extra="--balance on" ;;
+      *) echo "LAB: unknown mode $mode for linux"; continue ;;
+    esac
+    echo "LAB-BEGIN $w $mode $run"
+    numavm run --kernel /opt/numavm/linux/vmlinuz --initrd /opt/numavm/linux/initrd.gz \
+      --append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" $cells --report=json \
+      --duration "$run_timeout" $extra > /tmp/report.json 2>/tmp/err.txt
+    rc=$?
+    sed 's/^/LINUX: /' /tmp/err.txt | tr -d '\r' | head -300
+    echo "LAB-JSON $w $mode $(tr -d '\n' < /tmp/report.json)"
+    echo "LAB-LINUX $w $mode rc=$rc"
+    echo "LAB-END $w $mode $run"
+    continue
+  fi
   common="--payload $w --vcpus $run_vcpus --memory $MEMORY --quiet-console --report=json --duration $run_timeout --placement-interval ${INTERVAL}s"
   cpuset=yes
   case $mode in

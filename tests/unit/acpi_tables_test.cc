@@ -235,8 +235,7 @@ TEST(AcpiTables, AcpicaDecodesThemAsBuilt) {
   EXPECT_NE(dsl["FACP"].find("Address : 0000000000000CF9"), std::string::npos);
   EXPECT_NE(dsl["SLIT"].find("Locality   2 : 1E 14 0A 14"), std::string::npos) << dsl["SLIT"];
   EXPECT_NE(dsl["SRAT"].find("Proximity Domain Low(8) : 03"), std::string::npos);
-  EXPECT_NE(dsl["SRAT"].find("Base Address : 000000000C000000"), std::string::npos)
-      << dsl["SRAT"];
+  EXPECT_NE(dsl["SRAT"].find("Base Address : 000000000C000000"), std::string::npos) << dsl["SRAT"];
   EXPECT_NE(dsl["APIC"].find("Local Apic ID : 07"), std::string::npos) << dsl["APIC"];
   const std::string rm = "rm -rf " + std::string(dir);
   ASSERT_EQ(system(rm.c_str()), 0);

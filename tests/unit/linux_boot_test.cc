@@ -63,7 +63,10 @@ TEST(LinuxBoot, WhatIsNotA64BitBzImageIsSaidSo) {
   EXPECT_EQ(Error(std::vector<uint8_t>(8192, 0x41)),
             "kernel bz: not a Linux kernel (no 'HdrS' boot header)");
   std::vector<uint8_t> elf(8192, 0);
-  std::memcpy(elf.data(), "\x7f" "ELF", 4);
+  std::memcpy(elf.data(),
+              "\x7f"
+              "ELF",
+              4);
   EXPECT_EQ(Error(elf),
             "kernel bz: an ELF file (a vmlinux?); numavm boots a bzImage (arch/x86/boot/bzImage)");
   std::vector<uint8_t> old = BzImage();
@@ -74,7 +77,8 @@ TEST(LinuxBoot, WhatIsNotA64BitBzImageIsSaidSo) {
   EXPECT_EQ(Error(i386), "kernel bz: no 64-bit entry (xloadflags 0x0): a 32-bit kernel?");
   std::vector<uint8_t> cut = BzImage();
   cut.resize(cut.size() - 4096);
-  EXPECT_EQ(Error(cut), "kernel bz: truncated: its header says 4196864 bytes, the file has 4192768");
+  EXPECT_EQ(Error(cut),
+            "kernel bz: truncated: its header says 4196864 bytes, the file has 4192768");
 }
 
 TEST(LinuxBoot, TheKernelAndInitrdArePlaced) {

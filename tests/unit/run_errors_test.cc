@@ -94,6 +94,19 @@ TEST(RunErrors, UnknownFlag) {
   EXPECT_NE(r.err.find("frobnicate"), std::string::npos);
 }
 
+TEST(RunErrors, LinuxGuestFlags) {
+  TempFile notes("notes.txt", std::string("not a kernel\n"));
+  ExpectBadInput(RunNumavm({"run", "--kernel", notes.path()}),
+                 absl::StrCat("kernel ", notes.path(), ": not a Linux kernel (13 bytes"));
+  ExpectBadInput(RunNumavm({"run", "--kernel", "/nonexistent/bzImage"}),
+                 "kernel /nonexistent/bzImage: cannot open: No such file");
+  ExpectBadInput(RunNumavm({"run", "--kernel", notes.path(), "--payload", "numa02"}),
+                 "--kernel and --payload: a VM boots one or the other");
+  ExpectBadInput(RunNumavm({"run", "--initrd", notes.path()}), "--initrd needs --kernel");
+  ExpectBadInput(RunNumavm({"run", "--kernel", notes.path(), "--", "size=1M"}),
+                 "payload arguments are for payloads");
+}
+
 TEST(Help, ListsCommandsPayloadsAndExitCodes) {
   ProcessResult top = RunNumavm({"--help"});
   EXPECT_EQ(top.exit_code, 0);
