@@ -55,11 +55,31 @@ void PutIoPort(Table& t, size_t at, uint16_t port) {
   Put(t, at + 4, port, 8);
 }
 
-// \_S5 as AML: Name (_S5, Package (2) { 5, 5 }) - SLP_TYPa and SLP_TYPb.
+// The DSDT in AML, assembled by hand:
+//   Name (_S5, Package (2) { 5, 5 })  - SLP_TYPa and SLP_TYPb for poweroff
+//   Scope (\_SB) { Device (COM1) {    - the serial port as an ACPI device:
+//     Name (_HID, EisaId ("PNP0501"))    a hardware-reduced guest has no
+//     Name (_UID, Zero)                  legacy ISA IRQs, so its IRQ 4 must
+//     Name (_CRS, ResourceTemplate () {  be described to be routed
+//       IO (Decode16, 0x3F8, 0x3F8, 0x00, 0x08)
+//       IRQNoFlags () {4} }) } }
 Table Dsdt() {
   Table t = Header("DSDT", 2);
-  const uint8_t aml[] = {
-      0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0a, kAcpiS5SleepType, 0x0a, kAcpiS5SleepType};
+  const uint8_t aml[] = {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0a, kAcpiS5SleepType, 0x0a,
+                         kAcpiS5SleepType,
+                         // Scope (\_SB), 0x33 bytes
+                         0x10, 0x33, '\\', '_', 'S', 'B', '_',
+                         // Device (COM1), 0x2b bytes
+                         0x5b, 0x82, 0x2b, 'C', 'O', 'M', '1',
+                         // _HID: EisaId ("PNP0501")
+                         0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x05, 0x01,
+                         // _UID: Zero
+                         0x08, '_', 'U', 'I', 'D', 0x00,
+                         // _CRS: a 13-byte buffer
+                         0x08, '_', 'C', 'R', 'S', 0x11, 0x10, 0x0a, 0x0d, 0x47, 0x01, 0xf8, 0x03,
+                         0xf8, 0x03, 0x00, 0x08,  // I/O 0x3f8-0x3ff
+                         0x22, 0x10, 0x00,        // IRQ 4
+                         0x79, 0x00};             // end tag
   t.insert(t.end(), std::begin(aml), std::end(aml));
   Finish(t);
   return t;

@@ -106,6 +106,9 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
   }
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm_.SupportedCpuid();
   if (!cpuid.ok()) return cpuid.status();
+  if (guest != nullptr) {
+    AddLinuxCpuidBits(*cpuid, vm_.CheckExtension(KVM_CAP_TSC_DEADLINE_TIMER) > 0);
+  }
   for (int i = 0; i < config_.vcpus; ++i) {
     absl::StatusOr<VcpuFd> vcpu = VcpuFd::Create(kvm_, vm_, i);
     if (!vcpu.ok()) return vcpu.status();

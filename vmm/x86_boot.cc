@@ -144,6 +144,13 @@ absl::Status ConfigureLinuxBootVcpu(VcpuFd& vcpu, GuestAddress entry, GuestAddre
   return vcpu.SetRegs(regs);
 }
 
+void AddLinuxCpuidBits(std::vector<kvm_cpuid_entry2>& entries, bool tsc_deadline) {
+  constexpr uint32_t kHypervisor = 1u << 31, kTscDeadline = 1u << 24;
+  for (kvm_cpuid_entry2& e : entries) {
+    if (e.function == 1) e.ecx |= kHypervisor | (tsc_deadline ? kTscDeadline : 0);
+  }
+}
+
 std::vector<kvm_cpuid_entry2> CpuidForVcpu(const std::vector<kvm_cpuid_entry2>& supported,
                                            int index) {
   std::vector<kvm_cpuid_entry2> entries = supported;

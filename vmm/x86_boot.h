@@ -36,6 +36,12 @@ absl::Status ConfigureLongModeVcpu(VcpuFd& vcpu, GuestAddress entry);
 absl::Status WriteLinuxGdt(GuestMemory& memory);
 absl::Status ConfigureLinuxBootVcpu(VcpuFd& vcpu, GuestAddress entry, GuestAddress boot_params);
 
+// What a Linux guest must be told that KVM_GET_SUPPORTED_CPUID leaves out:
+// that it runs on a hypervisor (so it finds KVM's leaves and kvm-clock),
+// and that its local APIC timer takes TSC deadlines when KVM has them (a
+// hardware-reduced ACPI guest has no PIT to calibrate the APIC timer with).
+void AddLinuxCpuidBits(std::vector<kvm_cpuid_entry2>& entries, bool tsc_deadline);
+
 // The host's supported CPUID with per-vCPU APIC ids filled in.
 std::vector<kvm_cpuid_entry2> CpuidForVcpu(const std::vector<kvm_cpuid_entry2>& supported,
                                            int index);

@@ -14,7 +14,7 @@ ln -s ../run "$root/var/run"   # numad's pid file
 cp /bin/busybox "$root/bin/busybox"
 for a in sh ash mount umount cat echo ls insmod modprobe poweroff sleep grep dmesg uname mkdir \
          head tail date sync awk sed tr wc kill ps cut sort uniq printf test expr seq sysctl pidof \
-         rmdir unxz; do
+         rmdir unxz killall; do
   ln -sf busybox "$root/bin/$a"
 done
 strip --strip-debug -o "$root/opt/numavm/numavm" "$build/numavm"

@@ -231,6 +231,12 @@ TEST(AcpiTables, AcpicaDecodesThemAsBuilt) {
     EXPECT_EQ(dsl[name].find("Error"), std::string::npos) << name << ":\n" << dsl[name];
   }
   EXPECT_NE(dsl["DSDT"].find("Name (_S5, Package (0x02)"), std::string::npos) << dsl["DSDT"];
+  EXPECT_NE(dsl["DSDT"].find("Device (COM1)"), std::string::npos) << dsl["DSDT"];
+  EXPECT_NE(dsl["DSDT"].find("EisaId (\"PNP0501\")"), std::string::npos) << dsl["DSDT"];
+  EXPECT_NE(dsl["DSDT"].find("0x03F8,             // Range Minimum"), std::string::npos)
+      << dsl["DSDT"];
+  EXPECT_NE(dsl["DSDT"].find("IRQNoFlags ()\n                    {4}"), std::string::npos)
+      << dsl["DSDT"];
   EXPECT_NE(dsl["FACP"].find("Hardware Reduced (V5) : 1"), std::string::npos);
   EXPECT_NE(dsl["FACP"].find("Address : 0000000000000CF9"), std::string::npos);
   EXPECT_NE(dsl["SLIT"].find("Locality   2 : 1E 14 0A 14"), std::string::npos) << dsl["SLIT"];
