@@ -97,13 +97,10 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
       return s;
     }
   }
-  // 3. vCPUs, each with CPUID, long-mode registers and its dirty ring. A
-  // Linux guest's boot vCPU enters the kernel; the others wait in KVM for
-  // the kernel's INIT and startup IPIs.
-  GuestAddress entry{payload != nullptr ? payload->entry.value : 0};
-  if (guest != nullptr) {
-    if (absl::Status s = LoadLinux(*guest, entry); !s.ok()) return s;
-  }
+  // 3. vCPUs, each with CPUID, long-mode registers and its dirty ring (a
+  // Linux guest's boot vCPU gets its registers in step 4; the others wait
+  // in KVM for the kernel's INIT and startup IPIs).
+  const GuestAddress entry{payload != nullptr ? payload->entry.value : 0};
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm_.SupportedCpuid();
   if (!cpuid.ok()) return cpuid.status();
   if (guest != nullptr) {
@@ -122,18 +119,21 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
     if (absl::Status s = vcpu->SetCpuid(CpuidForVcpu(*cpuid, i)); !s.ok()) return s;
     if (guest == nullptr) {
       if (absl::Status s = ConfigureLongModeVcpu(*vcpu, entry); !s.ok()) return s;
-    } else if (i == 0) {
-      if (absl::Status s = ConfigureLinuxBootVcpu(*vcpu, entry, GuestAddress{kLinuxBootParams});
-          !s.ok()) {
-        return s;
-      }
     }
     vcpus_.push_back(*std::move(vcpu));
   }
-  // 4. Page tables, GDT, BootInfo and the payload image in guest memory
-  // (a Linux guest's image, tables and GDT were written above).
+  // 4. Page tables, GDT, BootInfo and the payload image in guest memory;
+  // or a Linux guest's image and tables, and its boot vCPU at the entry.
   if (guest == nullptr) {
     if (absl::Status s = WritePayload(*payload); !s.ok()) return s;
+  } else {
+    absl::StatusOr<GuestAddress> linux_entry = LoadLinux(*guest);
+    if (!linux_entry.ok()) return linux_entry.status();
+    if (absl::Status s =
+            ConfigureLinuxBootVcpu(vcpus_[0], *linux_entry, GuestAddress{kLinuxBootParams});
+        !s.ok()) {
+      return s;
+    }
   }
   // 5. The channel that serves the guest's calls; a Linux guest's PC devices.
   channel_ = std::make_unique<GuestChannel>(

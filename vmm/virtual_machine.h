@@ -96,7 +96,10 @@ class VirtualMachine final {
   absl::Status Setup(const ElfPayload* payload, const LinuxGuest* guest);
   // Linux: the irqchip and PIT (before any vCPU), then the boot image.
   absl::Status CreateIrqchip();
-  absl::Status LoadLinux(const LinuxGuest& guest, GuestAddress& entry);
+  // Writes the kernel, initrd, command line, zero page and ACPI tables;
+  // the kernel's entry. The vCPUs exist (their TSC rate goes on the
+  // command line).
+  absl::StatusOr<GuestAddress> LoadLinux(const LinuxGuest& guest);
   // A payload's page tables, GDT, BootInfo and image.
   absl::Status WritePayload(const ElfPayload& payload);
   void KickAll();

@@ -48,11 +48,20 @@ absl::Status VirtualMachine::CreateIrqchip() {
   return absl::OkStatus();
 }
 
-absl::Status VirtualMachine::LoadLinux(const LinuxGuest& guest, GuestAddress& entry) {
+absl::StatusOr<GuestAddress> VirtualMachine::LoadLinux(const LinuxGuest& guest) {
   absl::StatusOr<LinuxKernel> kernel = ParseLinuxKernel(guest.kernel, guest.kernel_name);
   if (!kernel.ok()) return kernel.status();
+  // The guest finds no PIT, HPET or PM timer to calibrate its TSC against
+  // (a hardware-reduced ACPI machine) and, in the lab at least, no
+  // kvm-clock: tell it the rate unless the user did.
+  std::string cmdline = guest.cmdline;
+  if (cmdline.find("tsc_early_khz=") == std::string::npos) {
+    absl::StatusOr<int> khz = Ioctl(vcpus_[0].fd(), KVM_GET_TSC_KHZ, 0ul, "KVM_GET_TSC_KHZ");
+    if (!khz.ok()) return khz.status();
+    absl::StrAppend(&cmdline, cmdline.empty() ? "" : " ", "tsc_early_khz=", *khz);
+  }
   absl::StatusOr<LinuxBootPlan> plan =
-      PlanLinuxBoot(*kernel, memory_.total_bytes(), guest.initrd.size(), guest.cmdline.size());
+      PlanLinuxBoot(*kernel, memory_.total_bytes(), guest.initrd.size(), cmdline.size());
   if (!plan.ok()) return plan.status();
 
   // ACPI: the guest's cells as NUMA proximity domains.
@@ -81,7 +90,7 @@ absl::Status VirtualMachine::LoadLinux(const LinuxGuest& guest, GuestAddress& en
 
   if (absl::Status s = WriteLongModeTables(memory_); !s.ok()) return s;
   if (absl::Status s = WriteLinuxGdt(memory_); !s.ok()) return s;
-  const std::string cmdline = guest.cmdline + '\0';
+  cmdline.push_back('\0');
   const std::pair<uint64_t, std::pair<const void*, size_t>> parts[] = {
       {plan->kernel, {guest.kernel.data() + kernel->setup_bytes, kernel->kernel_bytes}},
       {plan->initrd, {guest.initrd.data(), guest.initrd.size()}},
@@ -99,8 +108,7 @@ absl::Status VirtualMachine::LoadLinux(const LinuxGuest& guest, GuestAddress& en
       return s;
     }
   }
-  entry = GuestAddress{plan->entry};
-  return absl::OkStatus();
+  return GuestAddress{plan->entry};
 }
 
 }  // namespace numavm

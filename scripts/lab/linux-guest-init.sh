@@ -11,7 +11,7 @@ echo "GUEST-UP kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 echo "GUEST-NODES $(cat /sys/devices/system/node/online)"
 for n in /sys/devices/system/node/node*; do
   echo "GUEST-NODE $(basename "$n") cpus $(cat "$n/cpulist") distance $(cat "$n/distance")" \
-       "$(awk '/MemTotal/ {print $3 "=" $4 $5}' "$n/meminfo")"
+       "$(awk '/MemTotal/ {print "memory", $4, $5}' "$n/meminfo")"
 done
 numactl -H 2>&1 | sed 's/^/GUEST-NUMACTL /'
 echo "GUEST-POWEROFF"

@@ -85,5 +85,50 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
   std::filesystem::remove_all(out);
 }
 
+// A Linux guest on numavm's own VMM (`numavm run --kernel`), booted in the
+// lab's nested KVM: the lab's kernel with a busybox and numactl initramfs,
+// one guest cell and vCPU per lab node. The guest must see the cells as
+// its NUMA nodes (ACPI SRAT and SLIT), with the right CPUs and distances,
+// and its poweroff must end the VM with exit 0.
+TEST(Lab, ALinuxGuestSeesItsCellsAsNumaNodesAndPowersOff) {
+  if (std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
+  }
+  char pattern[] = "/tmp/numavm-lab-linux-XXXXXX";
+  const std::string out = mkdtemp(pattern);
+  const std::string cmd = absl::StrCat(
+      NUMAVM_SOURCE_DIR, "/scripts/lab.sh --nodes 2 --workloads linux --modes boot --seconds 30 ",
+      "--mem-per-node 1G --no-verify --out ", out, " > ", out, "/stdout 2> ", out, "/stderr");
+  const int rc = std::system(cmd.c_str());
+  const std::string log = ReadFile(out + "/lab-2node.log");
+  const std::string err = ReadFile(out + "/stderr");
+  if (rc != 0 && log.empty() && err.find("cannot resolve") != std::string::npos) {
+    GTEST_SKIP() << "no Debian kernel package reachable: " << err;
+  }
+  ASSERT_EQ(rc, 0) << err;
+  if (log.find("LAB-END linux boot") == std::string::npos) {
+    GTEST_SKIP() << "the lab failed twice (docs/numa-lab.md)\n" << err;
+  }
+  for (const char* line : {
+           "LINUX: GUEST-NODES 0-1",
+           "LINUX: GUEST-NUMACTL available: 2 nodes (0-1)",
+           "LINUX: GUEST-NUMACTL node 0 cpus: 0",
+           "LINUX: GUEST-NUMACTL node 1 cpus: 1",
+           "LINUX: GUEST-NUMACTL   0:  10  20",
+           "LINUX: GUEST-NUMACTL   1:  20  10",
+           "LINUX: GUEST-POWEROFF",
+           "LAB-LINUX linux boot rc=0",
+       }) {
+    EXPECT_NE(log.find(line), std::string::npos) << line << "\n" << log;
+  }
+  std::vector<LabRun> runs = ParseLabLog(log);
+  ASSERT_EQ(runs.size(), 1u) << log;
+  ASSERT_TRUE(runs[0].report.is_object()) << log;
+  EXPECT_EQ(runs[0].report["message"], "the guest powered off");
+  EXPECT_EQ(runs[0].report["end"], "completed");
+  EXPECT_EQ(runs[0].exit_code, 0);
+  std::filesystem::remove_all(out);
+}
+
 }  // namespace
 }  // namespace numavm::lab
