@@ -23,9 +23,8 @@
 #include "balancer/vm_balancer.h"
 #include "base/size.h"
 #include "cli/exit_codes.h"
-#include "cli/linux_guest_files.h"
+#include "cli/guest_image.h"
 #include "cli/migration_churn.h"
-#include "cli/payload_path.h"
 #include "cli/periodic.h"
 #include "cli/placement_locality.h"
 #include "cli/placement_observer.h"
@@ -69,19 +68,8 @@ int RunCommand(const RunFlags& flags) {
   }
   absl::StatusOr<std::string> fallback = PrepareSampling(options);
   if (!fallback.ok()) return Fail(fallback.status(), kExitBadInput);
-  std::optional<ElfPayload> payload;
-  std::optional<LinuxGuest> linux_guest;
-  if (options.kernel.empty()) {
-    absl::StatusOr<std::string> path = ResolvePayload(options.payload);
-    if (!path.ok()) return Fail(path.status(), kExitBadInput);
-    absl::StatusOr<ElfPayload> elf = ReadElfPayload(*path);
-    if (!elf.ok()) return Fail(elf.status(), kExitBadInput);
-    payload = *std::move(elf);
-  } else {
-    absl::StatusOr<LinuxGuest> guest = ReadLinuxGuest(options);
-    if (!guest.ok()) return Fail(guest.status(), kExitBadInput);
-    linux_guest = *std::move(guest);
-  }
+  absl::StatusOr<GuestImage> image = ReadGuestImage(options);
+  if (!image.ok()) return Fail(image.status(), kExitBadInput);
 
   RunSummary summary;
   summary.payload = options.payload;
@@ -105,8 +93,7 @@ int RunCommand(const RunFlags& flags) {
   PlacementObserver placement(*topology,
                               StaticPlan(options.placement, options.vm.vcpus, cpu_nodes));
   absl::StatusOr<std::unique_ptr<VirtualMachine>> vm =
-      linux_guest ? VirtualMachine::Create(options.vm, *linux_guest, &placement)
-                  : VirtualMachine::Create(options.vm, *payload, &placement);
+      CreateVirtualMachine(options.vm, *image, &placement);
   if (!vm.ok()) {
     bool input = absl::IsInvalidArgument(vm.status()) || absl::IsResourceExhausted(vm.status());
     return Fail(vm.status(), input ? kExitBadInput : kExitHostError);

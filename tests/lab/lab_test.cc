@@ -25,24 +25,45 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
-  if (std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
+// One scripts/lab.sh run with `args`, in a directory of its own.
+struct LabOutput {
+  std::string dir, log, err;  // lab-2node.log and lab.sh's stderr
+  int rc = -1;
+};
+
+LabOutput RunLab(const std::string& args) {
+  char pattern[] = "/tmp/numavm-lab-XXXXXX";
+  LabOutput o;
+  o.dir = mkdtemp(pattern);
+  const std::string cmd = absl::StrCat(NUMAVM_SOURCE_DIR, "/scripts/lab.sh ", args, " --out ",
+                                       o.dir, " > ", o.dir, "/stdout 2> ", o.dir, "/stderr");
+  o.rc = std::system(cmd.c_str());
+  o.log = ReadFile(o.dir + "/lab-2node.log");
+  o.err = ReadFile(o.dir + "/stderr");
+  return o;
+}
+
+// Why a lab run cannot say anything here, or "" when it can.
+std::string Unavailable(const LabOutput& o) {
+  if (o.rc != 0 && o.log.empty() && o.err.find("cannot resolve") != std::string::npos) {
+    return "no Debian kernel package reachable: " + o.err;
   }
+  return "";
+}
+
+bool HaveQemu() { return std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") == 0; }
+
+TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
+  if (!HaveQemu()) GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
   // A small VM (64 MiB, 16 MiB working set) so that CI can afford it; the
   // lab retries a run the lab itself broke (scripts/lab.sh) once.
-  char pattern[] = "/tmp/numavm-lab-XXXXXX";
-  const std::string out = mkdtemp(pattern);
-  const std::string cmd = absl::StrCat(
-      NUMAVM_SOURCE_DIR, "/scripts/lab.sh --nodes 2 --workloads numa02 --modes off,numavm,kernel ",
-      "--seconds 30 --memory 64M --working-set 16M --mem-per-node 512M --interval 2 --no-verify ",
-      "--out ", out, " > ", out, "/stdout 2> ", out, "/stderr");
-  const int rc = std::system(cmd.c_str());
-  const std::string log = ReadFile(out + "/lab-2node.log");
-  const std::string err = ReadFile(out + "/stderr");
-  if (rc != 0 && log.empty() && err.find("cannot resolve") != std::string::npos) {
-    GTEST_SKIP() << "no Debian kernel package reachable: " << err;
-  }
+  const LabOutput lab = RunLab(
+      "--nodes 2 --workloads numa02 --modes off,numavm,kernel --seconds 30 --memory 64M "
+      "--working-set 16M --mem-per-node 512M --interval 2 --no-verify");
+  if (const std::string why = Unavailable(lab); !why.empty()) GTEST_SKIP() << why;
+  const std::string& log = lab.log;
+  const std::string& err = lab.err;
+  const int rc = lab.rc;
   ASSERT_EQ(rc, 0) << err;
   std::vector<LabRun> runs = ParseLabLog(log);
   ASSERT_EQ(runs.size(), 3u) << log;
@@ -82,7 +103,7 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
   EXPECT_GT(kernel.counters.at("numa_pte_updates"), 0u) << "the kernel did not scan";
   EXPECT_GT(kernel.counters.at("numa_hint_faults"), 0u);
   EXPECT_GT(kernel.kernel_numa_migrated, 0u) << "the kernel migrated nothing";
-  std::filesystem::remove_all(out);
+  std::filesystem::remove_all(lab.dir);
 }
 
 // A Linux guest on numavm's own VMM (`numavm run --kernel`), booted in the
@@ -91,20 +112,13 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
 // its NUMA nodes (ACPI SRAT and SLIT), with the right CPUs and distances,
 // and its poweroff must end the VM with exit 0.
 TEST(Lab, ALinuxGuestSeesItsCellsAsNumaNodesAndPowersOff) {
-  if (std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
-  }
-  char pattern[] = "/tmp/numavm-lab-linux-XXXXXX";
-  const std::string out = mkdtemp(pattern);
-  const std::string cmd = absl::StrCat(
-      NUMAVM_SOURCE_DIR, "/scripts/lab.sh --nodes 2 --workloads linux --modes boot --seconds 30 ",
-      "--mem-per-node 1G --no-verify --out ", out, " > ", out, "/stdout 2> ", out, "/stderr");
-  const int rc = std::system(cmd.c_str());
-  const std::string log = ReadFile(out + "/lab-2node.log");
-  const std::string err = ReadFile(out + "/stderr");
-  if (rc != 0 && log.empty() && err.find("cannot resolve") != std::string::npos) {
-    GTEST_SKIP() << "no Debian kernel package reachable: " << err;
-  }
+  if (!HaveQemu()) GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
+  const LabOutput lab =
+      RunLab("--nodes 2 --workloads linux --modes boot --seconds 30 --mem-per-node 1G --no-verify");
+  if (const std::string why = Unavailable(lab); !why.empty()) GTEST_SKIP() << why;
+  const std::string& log = lab.log;
+  const std::string& err = lab.err;
+  const int rc = lab.rc;
   ASSERT_EQ(rc, 0) << err;
   if (log.find("LAB-END linux boot") == std::string::npos) {
     GTEST_SKIP() << "the lab failed twice (docs/numa-lab.md)\n" << err;
@@ -127,7 +141,7 @@ TEST(Lab, ALinuxGuestSeesItsCellsAsNumaNodesAndPowersOff) {
   EXPECT_EQ(runs[0].report["message"], "the guest powered off");
   EXPECT_EQ(runs[0].report["end"], "completed");
   EXPECT_EQ(runs[0].exit_code, 0);
-  std::filesystem::remove_all(out);
+  std::filesystem::remove_all(lab.dir);
 }
 
 }  // namespace

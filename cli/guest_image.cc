@@ -1,6 +1,7 @@
-#include "cli/linux_guest_files.h"
+#include "cli/guest_image.h"
 
 #include "base/read_file.h"
+#include "cli/payload_path.h"
 
 namespace numavm {
 namespace {
@@ -13,8 +14,6 @@ absl::StatusOr<std::vector<uint8_t>> ReadWhole(const std::string& path, absl::st
   if (absl::Status s = file->ReadAt(0, bytes.size(), bytes.data()); !s.ok()) return s;
   return bytes;
 }
-
-}  // namespace
 
 absl::StatusOr<LinuxGuest> ReadLinuxGuest(const RunOptions& options) {
   LinuxGuest guest;
@@ -31,6 +30,31 @@ absl::StatusOr<LinuxGuest> ReadLinuxGuest(const RunOptions& options) {
     guest.initrd = *std::move(initrd);
   }
   return guest;
+}
+
+}  // namespace
+
+absl::StatusOr<GuestImage> ReadGuestImage(const RunOptions& options) {
+  GuestImage image;
+  if (!options.kernel.empty()) {
+    absl::StatusOr<LinuxGuest> guest = ReadLinuxGuest(options);
+    if (!guest.ok()) return guest.status();
+    image.linux_guest = *std::move(guest);
+    return image;
+  }
+  absl::StatusOr<std::string> path = ResolvePayload(options.payload);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<ElfPayload> elf = ReadElfPayload(*path);
+  if (!elf.ok()) return elf.status();
+  image.payload = *std::move(elf);
+  return image;
+}
+
+absl::StatusOr<std::unique_ptr<VirtualMachine>> CreateVirtualMachine(const VmConfig& config,
+                                                                     const GuestImage& image,
+                                                                     GuestObserver* observer) {
+  if (image.linux_guest) return VirtualMachine::Create(config, *image.linux_guest, observer);
+  return VirtualMachine::Create(config, *image.payload, observer);
 }
 
 }  // namespace numavm
