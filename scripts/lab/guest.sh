@@ -135,6 +135,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
       *) echo "LAB: unknown mode $mode for linux"; continue ;;
     esac
     echo "LAB-BEGIN $w $mode $run"
+    : > /tmp/err.txt  # before tail -f looks for it
     numavm run --kernel /opt/numavm/linux/vmlinuz --initrd /opt/numavm/linux/initrd.gz \
       --append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7 rdinit=/init" \
       --vcpus "$NODES" $cells --report=json --duration 900s $extra > /tmp/report.json 2>/tmp/err.txt &
@@ -144,8 +145,11 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     tpid=$!
     wait $pid
     rc=$?
+    # End tail only: the rest of the pipeline then drains what it holds
+    # (killing it lost the buffered end of the console, or all of it).
     sleep 1
-    kill $tpid 2>/dev/null; killall tail 2>/dev/null
+    killall tail 2>/dev/null
+    wait $tpid
     echo "LAB-JSON $w $mode $(tr -d '\n' < /tmp/report.json)"
     echo "LAB-LINUX $w $mode rc=$rc"
     echo "LAB-END $w $mode $run"
