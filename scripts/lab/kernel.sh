@@ -10,6 +10,10 @@ cd "$cache"
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 [ -n "$pkg" ] || { echo "lab: cannot resolve linux-image-amd64 (apt-get update?)" >&2; exit 1; }
 version=${pkg#linux-image-}
+# One fetch at a time: two labs started together (CI runs its lab tests
+# side by side) unpacked into the same directory and broke each other.
+exec 9> .kernel.lock
+flock 9
 if [ ! -f "kernel-$version/boot/vmlinuz-$version" ]; then
   echo "lab: fetching $pkg" >&2
   rm -f ./"$pkg"_*.deb
