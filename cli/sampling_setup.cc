@@ -22,16 +22,22 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
     if (s.sampler_chosen) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--sampler=hint needs --backing=memfd or hugetlb (", BackingName(options.vm.backing),
-          " memory has no page cache for userfaultfd minor faults); use --sampler=dirtylog, "
-          "ring or off"));
+          " memory has no page cache for userfaultfd minor faults); use --sampler=wp, "
+          "ring, dirtylog or off"));
     }
-    // The per-vCPU dirty ring: writes, with the vCPU that made them (the
-    // VM-wide dirty log would leave the balancer nothing to attribute).
-    s.sampler = SamplerKind::kRing;
-    note = absl::StrCat("sampler: hinting faults need memfd or hugetlb backing; --backing=",
+    // Write-protect hinting faults on the same probes: writes, with the
+    // vCPU that made them, at a cost the stall budget bounds (the dirty ring
+    // would make every first write to any page a fault).
+    s.sampler = SamplerKind::kWriteProtect;
+    note = absl::StrCat("sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
                         BackingName(options.vm.backing),
-                        " uses the per-vCPU dirty ring, which sees writes only (reads are not "
-                        "seen: a region only read is not balanced)");
+                        " uses write-protect hinting faults (wp), which see writes only (reads "
+                        "are not seen: a region only read is not balanced)");
+  }
+  if (s.sampler == SamplerKind::kWriteProtect && SharedFile(options.vm.backing)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sampler=wp needs --backing=anon or thp (", BackingName(options.vm.backing),
+                     " memory: use --sampler=hint, which sees reads too)"));
   }
   if (!s.sampler_chosen && s.sampler != SamplerKind::kOff && options.record_path.empty() &&
       !WorthScanning(options.vm.memory_bytes)) {
@@ -82,7 +88,8 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
   switch (options.sampler) {
     case SamplerKind::kOff:
       return std::unique_ptr<AccessSampler>();
-    case SamplerKind::kHint: {
+    case SamplerKind::kHint:
+    case SamplerKind::kWriteProtect: {
       auto vcpu_of = [&vm](pid_t tid) {
         std::vector<pid_t> tids = vm.VcpuThreadIds();
         for (size_t i = 0; i < tids.size(); ++i) {
@@ -109,7 +116,9 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
         }
         heap.push_back(r);
       }
-      auto s = HintFaultSampler::Create(heap.empty() ? ram : heap, vcpus, vcpu_of, clock);
+      auto s = HintFaultSampler::Create(
+          heap.empty() ? ram : heap, vcpus, vcpu_of, clock,
+          options.sampler == SamplerKind::kHint ? HintFaults::kMinor : HintFaults::kWriteProtect);
       if (!s.ok()) return s.status();
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }

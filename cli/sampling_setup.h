@@ -16,9 +16,10 @@
 namespace numavm {
 
 // Before the VM exists: resolves the default sampler against the backing
-// (hinting faults need memfd or hugetlb; the default falls back to dirtylog,
-// an explicit --sampler=hint is an error) and asks for a dirty ring if
-// needed. Returns a note when it fell back.
+// (minor hinting faults need memfd or hugetlb; on anonymous memory the
+// default becomes write-protect hinting faults, an explicit --sampler=hint
+// is an error, as is --sampler=wp on memfd or hugetlb) and asks for a dirty
+// ring if needed. Returns a note when it fell back.
 absl::StatusOr<std::string> PrepareSampling(RunOptions& options);
 
 // What the scan control arms and how often, from the run's options.

@@ -66,11 +66,12 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
   run->add_flag("--quiet-console", flags.quiet_console,
                 "do not echo guest console lines to stderr");
   OneOf(run->add_option("--sampler", flags.sampler,
-                        "access tracking: hint (default; userfaultfd hinting faults, sees reads "
-                        "and writes, needs memfd or hugetlb backing; other backings fall back to "
-                        "ring), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
+                        "access tracking: hint (default; userfaultfd minor hinting faults, sees "
+                        "reads and writes, needs memfd or hugetlb backing; anon and thp backing "
+                        "fall back to wp), wp (userfaultfd write-protect hinting faults, writes, "
+                        "anon and thp), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                         "windows, writes, VM-wide) or off"),
-        {"hint", "ring", "dirtylog", "off"});
+        {"hint", "wp", "ring", "dirtylog", "off"});
   run->add_option("--scan-stall-budget", flags.scan_stall_budget,
                   "share of the vCPUs' busy time the sampling faults may cost (default 1%); the "
                   "scan rate's ceiling")
@@ -225,8 +226,8 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "measured on the development machine; hardware: 7-40us)");
   AddReportFlags(sim, &flags.report, "report format");
   OneOf(sim->add_option("--sampler", flags.sampler,
-                        "hint (default), ring, dirtylog or off, as in 'numavm run'"),
-        {"hint", "ring", "dirtylog", "off"});
+                        "hint (default), wp, ring, dirtylog or off, as in 'numavm run'"),
+        {"hint", "wp", "ring", "dirtylog", "off"});
   AddBalanceFlag(sim, &flags.balance, "on (default), advise or off, as in 'numavm run'");
   AddSizeOption(sim, "--migrate-rate", &flags.migrate_rate,
                 "page migration limit per second (default 256M)");

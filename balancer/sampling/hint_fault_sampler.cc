@@ -36,21 +36,30 @@ constexpr size_t kMessagesPerRead = 64;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HintFaultSampler>> HintFaultSampler::Create(
-    std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread, Clock clock) {
+    std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread, Clock clock,
+    HintFaults kind) {
   for (const GuestRamRegion& r : ram) {
-    if (!r.shared_file) {
+    if (kind == HintFaults::kMinor && !r.shared_file) {
       return absl::FailedPreconditionError(
           "--sampler=hint needs --backing=memfd or hugetlb: anonymous memory has no page "
-          "cache for userfaultfd minor faults (use --sampler=dirtylog or ring)");
+          "cache for userfaultfd minor faults (use --sampler=wp, ring or dirtylog)");
+    }
+    if (kind == HintFaults::kWriteProtect && r.shared_file) {
+      return absl::FailedPreconditionError(
+          "--sampler=wp needs --backing=anon: on memfd or hugetlb memory use --sampler=hint, "
+          "which sees reads too");
     }
   }
-  return std::unique_ptr<HintFaultSampler>(
-      new HintFaultSampler(std::move(ram), vcpus, std::move(vcpu_of_thread), std::move(clock)));
+  return std::unique_ptr<HintFaultSampler>(new HintFaultSampler(
+      std::move(ram), vcpus, std::move(vcpu_of_thread), std::move(clock), kind));
 }
 
 HintFaultSampler::HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus,
-                                   VcpuOfThread vcpu_of_thread, Clock clock)
-    : ram_(std::move(ram)), vcpu_of_thread_(std::move(vcpu_of_thread)), clock_(std::move(clock)) {
+                                   VcpuOfThread vcpu_of_thread, Clock clock, HintFaults kind)
+    : ram_(std::move(ram)),
+      kind_(kind),
+      vcpu_of_thread_(std::move(vcpu_of_thread)),
+      clock_(std::move(clock)) {
   stats_.per_vcpu.assign(vcpus, 0);
   uint64_t end = 0;
   for (const GuestRamRegion& r : ram_) end = std::max(end, r.first_gfn() + r.pages());
@@ -82,21 +91,29 @@ absl::Status HintFaultSampler::Start() {
   uffd_ = static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
   if (uffd_ < 0) return Errno("userfaultfd");
   const bool huge = !ram_.empty() && ram_[0].page_bytes > kGuestPageBytes;
+  const bool minor = kind_ == HintFaults::kMinor;
   uffdio_api api{};
   api.api = UFFD_API;
-  api.features =
-      UFFD_FEATURE_THREAD_ID | (huge ? UFFD_FEATURE_MINOR_HUGETLBFS : UFFD_FEATURE_MINOR_SHMEM);
-  if (::ioctl(uffd_, UFFDIO_API, &api) != 0) return Errno("UFFDIO_API (minor faults)");
+  api.features = UFFD_FEATURE_THREAD_ID;
+  if (minor) api.features |= huge ? UFFD_FEATURE_MINOR_HUGETLBFS : UFFD_FEATURE_MINOR_SHMEM;
+  if (::ioctl(uffd_, UFFDIO_API, &api) != 0) {
+    return Errno(minor ? "UFFDIO_API (minor faults)" : "UFFDIO_API (write-protect faults)");
+  }
   for (const GuestRamRegion& r : ram_) {
     uffdio_register reg{};
     reg.range.start = reinterpret_cast<uint64_t>(r.host);
     reg.range.len = r.bytes;
-    reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+    reg.mode = minor ? UFFDIO_REGISTER_MODE_MINOR : UFFDIO_REGISTER_MODE_WP;
     if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
       return Errno(absl::StrCat("UFFDIO_REGISTER of guest slot ", r.slot));
     }
+    registered_ = true;
+    if (!minor && !(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT))) {
+      return absl::FailedPreconditionError(
+          "--sampler=wp: this kernel cannot write-protect anonymous memory through "
+          "userfaultfd (Linux 5.7 or later; use --sampler=ring)");
+    }
   }
-  registered_ = true;
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return Errno("eventfd");
   handler_ = std::thread([this] { HandlerLoop(); });
@@ -109,21 +126,28 @@ absl::Status HintFaultSampler::Calibrate() {
   constexpr int kFaults = 33;
   const bool huge = !ram_.empty() && ram_[0].page_bytes > kGuestPageBytes;
   if (huge) return absl::OkStatus();  // keep the default: a 2 MiB scratch page is not worth it
-  int fd = ::memfd_create("numavm-calibrate", MFD_CLOEXEC);
-  if (fd < 0) return Errno("memfd_create (fault calibration)");
-  if (::ftruncate(fd, kGuestPageBytes) != 0) {
+  const bool minor = kind_ == HintFaults::kMinor;
+  void* map = MAP_FAILED;
+  if (minor) {
+    int fd = ::memfd_create("numavm-calibrate", MFD_CLOEXEC);
+    if (fd < 0) return Errno("memfd_create (fault calibration)");
+    if (::ftruncate(fd, kGuestPageBytes) != 0) {
+      ::close(fd);
+      return Errno("ftruncate (fault calibration)");
+    }
+    map = ::mmap(nullptr, kGuestPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ::close(fd);
-    return Errno("ftruncate (fault calibration)");
+  } else {
+    map = ::mmap(nullptr, kGuestPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                 0);
   }
-  void* map = ::mmap(nullptr, kGuestPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
   if (map == MAP_FAILED) return Errno("mmap (fault calibration)");
   auto* page = static_cast<uint8_t*>(map);
-  page[0] = 1;  // in the page cache
+  page[0] = 1;  // in the page cache, or populated
   uffdio_register reg{};
   reg.range.start = reinterpret_cast<uint64_t>(page);
   reg.range.len = kGuestPageBytes;
-  reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+  reg.mode = minor ? UFFDIO_REGISTER_MODE_MINOR : UFFDIO_REGISTER_MODE_WP;
   if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
     ::munmap(map, kGuestPageBytes);
     return Errno("UFFDIO_REGISTER (fault calibration)");
@@ -133,11 +157,16 @@ absl::Status HintFaultSampler::Calibrate() {
     scratch_ = page;
   }
   std::vector<double> micros;
-  volatile uint8_t sink = 0;
+  volatile uint8_t* touch = page;
   for (int i = 0; i < kFaults; ++i) {
-    ::madvise(page, kGuestPageBytes, MADV_DONTNEED);
+    if (!Protect(page, kGuestPageBytes).ok()) break;
     const auto t0 = std::chrono::steady_clock::now();
-    sink = sink + page[0];
+    if (kind_ == HintFaults::kMinor) {
+      const uint8_t read = touch[0];  // a read
+      (void)read;
+    } else {
+      touch[0] = 2;  // only a write faults
+    }
     micros.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
@@ -148,6 +177,7 @@ absl::Status HintFaultSampler::Calibrate() {
     scratch_ = nullptr;
   }
   ::munmap(map, kGuestPageBytes);
+  if (micros.empty()) return absl::OkStatus();
   std::sort(micros.begin(), micros.end());
   fault_cost_ = absl::Microseconds(micros[micros.size() / 2]);
   return absl::OkStatus();
@@ -163,23 +193,92 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
     uint8_t* host = r->host + offset * kGuestPageBytes;
     if (count == 1) {
       // A probe still armed since an earlier sweep stays as it is. A page
-      // not in the page cache yet is not armed at all: its first touch is
-      // a missing fault, which minor-fault tracking does not see.
+      // not in the page cache (or never touched) is not armed at all: its
+      // first touch is a missing fault, which neither kind sees.
       if (IsArmed(range.first)) continue;
       unsigned char resident = 0;
       if (::mincore(host, kGuestPageBytes, &resident) != 0 || !(resident & 1)) continue;
       SetArmed(range.first);
+    } else if (kind_ == HintFaults::kWriteProtect) {
+      // Marked so that Stop lifts every protection it set.
+      for (uint64_t i = 0; i < count; ++i) SetArmed(range.first + i);
     }
-    // Zaps the mappings only; the memfd keeps the data, so the next access
-    // is a minor fault reported to us.
-    if (::madvise(host, count * kGuestPageBytes, MADV_DONTNEED) != 0) {
-      return Errno("madvise(MADV_DONTNEED) of the scan window");
-    }
+    if (absl::Status s = Protect(host, count * kGuestPageBytes); !s.ok()) return s;
     armed += count;
   }
   absl::MutexLock lock(&mu_);
   stats_.pages_armed += armed;
   return absl::OkStatus();
+}
+
+absl::Status HintFaultSampler::Protect(uint8_t* start, uint64_t len) {
+  if (kind_ == HintFaults::kMinor) {
+    // Zaps the mappings only; the memfd keeps the data, so the next access
+    // is a minor fault reported to us.
+    if (::madvise(start, len, MADV_DONTNEED) != 0) {
+      return Errno("madvise(MADV_DONTNEED) of the scan window");
+    }
+    return absl::OkStatus();
+  }
+  uffdio_writeprotect wp{};
+  wp.range.start = reinterpret_cast<uint64_t>(start);
+  wp.range.len = len;
+  wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+  if (::ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+    return Errno("UFFDIO_WRITEPROTECT of the scan window");
+  }
+  return absl::OkStatus();
+}
+
+void HintFaultSampler::Resolve(uint64_t start, uint64_t len) {
+  if (kind_ == HintFaults::kMinor) {
+    uffdio_continue cont{};
+    cont.range.start = start;
+    cont.range.len = len;
+    if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) == 0) return;
+  } else {
+    uffdio_writeprotect wp{};
+    wp.range.start = start;
+    wp.range.len = len;
+    wp.mode = 0;  // lift the protection and wake the writer
+    if (::ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) == 0) return;
+  }
+  // EEXIST (someone mapped it first) or a mapping change (EAGAIN): either
+  // way the faulting thread must be woken to retry; a resolution that fails
+  // does not wake it.
+  uffdio_range wake{start, len};
+  ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+}
+
+void HintFaultSampler::UnprotectArmed() {
+  for (const GuestRamRegion& r : ram_) {
+    uint64_t run = 0, run_pages = 0;  // the current run of armed pages
+    auto flush = [&] {
+      if (run_pages == 0) return;
+      uffdio_writeprotect wp{};
+      wp.range.start = reinterpret_cast<uint64_t>(r.host) + run * kGuestPageBytes;
+      wp.range.len = run_pages * kGuestPageBytes;
+      wp.mode = 0;
+      ::ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp);
+      run_pages = 0;
+    };
+    for (uint64_t p = 0; p < r.pages(); ++p) {
+      const uint64_t gfn = r.first_gfn() + p;
+      if (gfn % 64 == 0 && gfn / 64 < armed_.size() && p + 64 <= r.pages() &&
+          armed_[gfn / 64].load(std::memory_order_relaxed) == 0) {
+        flush();
+        p += 63;  // a word with nothing armed
+        continue;
+      }
+      if (!IsArmed(gfn)) {
+        flush();
+        continue;
+      }
+      if (run_pages == 0) run = p;
+      ++run_pages;
+    }
+    flush();
+  }
 }
 
 void HintFaultSampler::Continue(uint64_t start, uint64_t len) {
@@ -205,7 +304,8 @@ void HintFaultSampler::Continue(uint64_t start, uint64_t len) {
 }
 
 void HintFaultSampler::Remap(uint8_t* host, uint64_t bytes) {
-  if (uffd_ < 0 || !registered_) return;
+  // A move keeps an anonymous page's mapping (and its protection).
+  if (uffd_ < 0 || !registered_ || kind_ == HintFaults::kWriteProtect) return;
   const uint64_t lo = reinterpret_cast<uint64_t>(host), hi = lo + bytes;
   for (const GuestRamRegion& r : ram_) {
     if (r.page_bytes != kGuestPageBytes) continue;
@@ -252,13 +352,7 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   }
   if (region == nullptr && scratch != nullptr &&
       address - reinterpret_cast<uint64_t>(scratch) < kGuestPageBytes) {
-    uffdio_continue cont{};
-    cont.range.start = reinterpret_cast<uint64_t>(scratch);
-    cont.range.len = kGuestPageBytes;
-    if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) != 0) {
-      uffdio_range wake{cont.range.start, cont.range.len};
-      ::ioctl(uffd_, UFFDIO_WAKE, &wake);
-    }
+    Resolve(reinterpret_cast<uint64_t>(scratch), kGuestPageBytes);
     return;
   }
   if (region == nullptr) {
@@ -269,16 +363,7 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   }
   const uint64_t base = reinterpret_cast<uint64_t>(region->host);
   const uint64_t page_start = (address - base) / region->page_bytes * region->page_bytes;
-  uffdio_continue cont{};
-  cont.range.start = base + page_start;
-  cont.range.len = region->page_bytes;
-  if (::ioctl(uffd_, UFFDIO_CONTINUE, &cont) != 0) {
-    // EEXIST (someone mapped it first) or a mapping change (EAGAIN): either
-    // way the faulting thread must be woken to retry; a CONTINUE that fails
-    // does not wake it.
-    uffdio_range wake{cont.range.start, cont.range.len};
-    ::ioctl(uffd_, UFFDIO_WAKE, &wake);
-  }
+  Resolve(base + page_start, region->page_bytes);
   AccessSample s;
   s.gfn = (region->gpa + page_start) / kGuestPageBytes;
   ClearArmed(s.gfn);
@@ -329,6 +414,10 @@ void HintFaultSampler::Stop() {
   // Unregistering wakes every thread waiting on a fault; their retry maps the
   // page from the page cache without us.
   if (registered_) {
+    // Write-protected probes left as they were would fault on nobody's
+    // watch (the kernel resolves them once unregistered, but not every
+    // kernel clears the marks).
+    if (kind_ == HintFaults::kWriteProtect) UnprotectArmed();
     for (const GuestRamRegion& r : ram_) {
       uffdio_range range{reinterpret_cast<uint64_t>(r.host), r.bytes};
       ::ioctl(uffd_, UFFDIO_UNREGISTER, &range);

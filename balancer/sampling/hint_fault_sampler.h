@@ -1,9 +1,19 @@
-// Hinting faults, the analogue of the kernel's NUMA hinting faults: each
-// period the scanner zaps the page-table entries of a window of memfd (or
-// hugetlbfs) guest memory with MADV_DONTNEED; the next access to each page is
-// a userfaultfd minor fault that names the page, the faulting thread (hence
-// the vCPU) and whether it was a write; UFFDIO_CONTINUE maps the page back.
-// Guest data never changes: the page cache keeps it.
+// Hinting faults, the analogue of the kernel's NUMA hinting faults, in two
+// kinds:
+//  - minor (`hint`, memfd or hugetlbfs memory): each period the scanner zaps
+//    the page-table entries of the probes with MADV_DONTNEED; the next access
+//    to each page is a userfaultfd minor fault that names the page, the
+//    faulting thread (hence the vCPU) and whether it was a write;
+//    UFFDIO_CONTINUE maps the page back. Guest data never changes: the page
+//    cache keeps it.
+//  - write-protect (`wp`, anonymous memory, which has no page cache to map
+//    back from): the probes are write-protected with UFFDIO_WRITEPROTECT; the
+//    next write to each is a userfaultfd write-protect fault, with its thread,
+//    and the handler lifts the protection. Reads are not seen. Unlike the
+//    dirty ring, only the probes fault, so the cost follows the scan rate
+//    and the stall budget (policy/scan_rate.h) bounds it.
+// KVM reaches the guest's memory through the same page tables, so a vCPU's
+// access faults on its own thread either way.
 #ifndef NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_
 #define NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_
 
@@ -23,17 +33,24 @@
 
 namespace numavm {
 
+enum class HintFaults {
+  kMinor,         // memfd or hugetlbfs: reads and writes
+  kWriteProtect,  // anonymous memory: writes
+};
+
 class HintFaultSampler final : public AccessSampler {
  public:
   using VcpuOfThread = std::function<int(pid_t tid)>;  // -1 if not a vCPU
   using Clock = std::function<absl::Duration()>;
 
-  // `ram` must be shared file memory (memfd or hugetlbfs).
+  // Minor faults need shared file memory (memfd or hugetlbfs), write-protect
+  // faults anonymous memory.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HintFaultSampler>> Create(
-      std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread, Clock clock);
+      std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread, Clock clock,
+      HintFaults kind = HintFaults::kMinor);
   ~HintFaultSampler() override;
 
-  absl::string_view name() const override { return "hint"; }
+  absl::string_view name() const override { return kind_ == HintFaults::kMinor ? "hint" : "wp"; }
   std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
   uint64_t ArmAlignment() const override;
   absl::Status Start() override;
@@ -56,15 +73,24 @@ class HintFaultSampler final : public AccessSampler {
 
  private:
   HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread,
-                   Clock clock);
+                   Clock clock, HintFaults kind);
   void HandlerLoop();
   void HandleFault(uint64_t address, uint64_t flags, pid_t tid);
-  // Times faults on a scratch memfd page through the same path.
+  // Times faults on a scratch page (memfd or anonymous, as the guest's)
+  // through the same path.
   absl::Status Calibrate();
+  // Makes the next access (minor) or write (write-protect) to
+  // [start, start + len) fault to us.
+  absl::Status Protect(uint8_t* start, uint64_t len);
+  // Resolves a fault on [start, start + len) and wakes its thread.
+  void Resolve(uint64_t start, uint64_t len);
   // UFFDIO_CONTINUE of [start, start + len), past pages mapped already.
   void Continue(uint64_t start, uint64_t len);
+  // Lifts the write protection of every probe still armed (write-protect).
+  void UnprotectArmed();
 
   const std::vector<GuestRamRegion> ram_;
+  const HintFaults kind_;
   const VcpuOfThread vcpu_of_thread_;
   const Clock clock_;
   int uffd_ = -1;

@@ -8,15 +8,19 @@
 
 namespace numavm {
 
-enum class SamplerKind { kOff, kHint, kRing, kDirtyLog };
+// hint: userfaultfd minor faults (memfd, hugetlbfs); wp: userfaultfd
+// write-protect faults (anonymous memory); ring: KVM's per-vCPU dirty ring;
+// dirtylog: KVM's VM-wide dirty log.
+enum class SamplerKind { kOff, kHint, kWriteProtect, kRing, kDirtyLog };
 
 inline absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
   if (name == "off") return SamplerKind::kOff;
   if (name == "hint") return SamplerKind::kHint;
+  if (name == "wp") return SamplerKind::kWriteProtect;
   if (name == "ring") return SamplerKind::kRing;
   if (name == "dirtylog") return SamplerKind::kDirtyLog;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown sampler '", name, "' (expected hint, ring, dirtylog or off)"));
+      absl::StrCat("unknown sampler '", name, "' (expected hint, wp, ring, dirtylog or off)"));
 }
 
 inline absl::string_view SamplerKindName(SamplerKind kind) {
@@ -25,6 +29,8 @@ inline absl::string_view SamplerKindName(SamplerKind kind) {
       return "off";
     case SamplerKind::kHint:
       return "hint";
+    case SamplerKind::kWriteProtect:
+      return "wp";
     case SamplerKind::kRing:
       return "ring";
     case SamplerKind::kDirtyLog:

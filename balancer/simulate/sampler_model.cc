@@ -39,7 +39,7 @@ uint64_t SamplerModel::armed_pages() const {
 
 void SamplerModel::Arm(const ScanPlan& plan) {
   if (kind_ == SamplerKind::kOff) return;
-  const std::vector<GfnRange>& ranges = kind_ == SamplerKind::kHint ? plan.probes : plan.regions;
+  const std::vector<GfnRange>& ranges = faults() ? plan.probes : plan.regions;
   std::vector<GfnRange> clipped;
   uint64_t asked = 0;
   for (GfnRange r : ranges) {
@@ -49,8 +49,8 @@ void SamplerModel::Arm(const ScanPlan& plan) {
     clipped.push_back(r);
   }
   last_arm_cost_ = absl::ZeroDuration();
-  if (kind_ == SamplerKind::kHint) {
-    // A zapped page stays unmapped until touched: the new window adds to
+  if (faults()) {
+    // A zapped (or write-protected) page stays unmapped until touched: the new window adds to
     // what earlier windows left armed, and a page still armed is not
     // zapped again.
     const uint64_t before = armed_pages();
@@ -83,7 +83,7 @@ void SamplerModel::Report(const AccessSample& s, AccessBatch& out) {
   }
   if (s.vcpu >= 0) {
     ++stats_.per_vcpu[s.vcpu];
-    stall_[s.vcpu] += kind_ == SamplerKind::kHint ? costs_.hint_fault : costs_.write_protect_fault;
+    stall_[s.vcpu] += FaultCost();
   } else {
     ++stats_.unattributed;
   }
@@ -134,9 +134,11 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
     return;
   }
 
-  // hint and dirtylog: the armed ranges against the covered segments; a
-  // touched page is reported and disarmed, the rest stay armed.
+  // hint, wp and dirtylog: the armed ranges against the covered segments; a
+  // touched (hint) or written (wp, dirtylog) page is reported and disarmed,
+  // the rest stay armed.
   const bool hint = kind_ == SamplerKind::kHint;
+  const bool attributed = faults();
   std::vector<GfnRange> still;
   auto keep = [&](uint64_t first, uint64_t end) {
     if (end > first) still.push_back({first, end - first});
@@ -181,8 +183,8 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
           pick -= st.visits_per_second / st.range.count * (hint ? 1.0 : st.write_fraction);
           if (pick <= 0) break;
         }
+        if (attributed) s.vcpu = by->vcpu;
         if (hint) {
-          s.vcpu = by->vcpu;
           s.kind = random_.Uniform() < by->write_fraction ? AccessKind::kWrite : AccessKind::kRead;
         }
         Report(s, out);

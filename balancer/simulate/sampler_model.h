@@ -3,6 +3,7 @@
 //  - hint: an armed page yields one sample on its first touch after arming,
 //    from the vCPU that touched it, read or write; it stays armed until
 //    touched. Each sample stalls its vCPU for one fault round trip.
+//  - wp: as hint, but only a write reports (and disarms) a page.
 //  - ring: every page a vCPU wrote in the period, per vCPU, reported when
 //    it falls in the regions armed for the period (the real ring sampler
 //    drops the rest). Every entry, reported or not, costs a write-protect
@@ -28,7 +29,7 @@
 namespace numavm {
 
 struct SamplerCosts {
-  // One userfaultfd hinting-fault round trip (docs/performance.md: ~55 us
+  // One userfaultfd hinting-fault round trip (minor or write-protect) (docs/performance.md: ~55 us
   // on the development machine, 7-40 us on hardware).
   absl::Duration hint_fault = absl::Microseconds(55);
   // One KVM write-protect fault (dirty ring entry, dirty log page).
@@ -48,8 +49,10 @@ class SamplerModel {
   void Arm(const ScanPlan& plan);
   // What one reported sample costs the guest (for the scan control).
   absl::Duration FaultCost() const {
-    return kind_ == SamplerKind::kHint ? costs_.hint_fault : costs_.write_protect_fault;
+    return faults() ? costs_.hint_fault : costs_.write_protect_fault;
   }
+  // The samplers that arm probes and pay a userfault per sample.
+  bool faults() const { return kind_ == SamplerKind::kHint || kind_ == SamplerKind::kWriteProtect; }
   // The workload of `phase` runs over [from, to): appends what the sampler
   // reports to `out`, and charges its faults to the vCPUs' stall time.
   void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);

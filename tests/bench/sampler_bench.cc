@@ -94,8 +94,10 @@ struct VmRun {
 };
 
 VmRun RunVm(const std::string& payload, SamplerKind kind, int seconds, uint64_t memory,
-            uint64_t window_bytes, BalanceMode balance = BalanceMode::kOff) {
+            uint64_t window_bytes, BalanceMode balance = BalanceMode::kOff,
+            Backing backing = Backing::kMemfd) {
   RunOptions options;
+  options.vm.backing = backing;
   options.vm.vcpus = 2;
   options.vm.memory_bytes = memory;
   options.vm.echo_console = false;
@@ -192,36 +194,43 @@ void DirtyLogCost() {
 
 int main(int argc, char** argv) {
   using namespace numavm;
-  // sampler_bench [SECONDS [WINDOW_MIB [REPEATS [balance]]]]: "balance"
-  // runs only tracking off against hint faults with balancing on.
+  // sampler_bench [SECONDS [WINDOW_MIB [REPEATS [balance|anon]]]]: "balance"
+  // runs only tracking off against hint faults with balancing on; "anon"
+  // anonymous guest memory: off against write-protect faults, the dirty
+  // ring and write-protect faults with balancing on.
   const int seconds = argc > 1 ? std::atoi(argv[1]) : 5;
   const uint64_t window = argc > 2 ? std::strtoull(argv[2], nullptr, 10) << 20 : 0;
   const int kRepeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
   const bool balance_only = argc > 4 && std::string(argv[4]) == "balance";
-  if (!balance_only) {
+  const bool anon = argc > 4 && std::string(argv[4]) == "anon";
+  const Backing backing = anon ? Backing::kAnon : Backing::kMemfd;
+  if (!balance_only && !anon) {
     HintRoundTrip();
     DirtyLogCost();
   }
   std::printf(
       "\nthroughput with each sampler (window %s, period 1 s) / off;\n"
-      "2 vCPUs, 64 MiB working set, %d s per run, steady state; runs interleaved,\n"
-      "%d repeats, median ratio (min-max):\n",
-      window ? absl::StrCat(window >> 20, " MiB").c_str() : "default", seconds, kRepeats);
+      "2 vCPUs, 64 MiB working set of %s memory, %d s per run, steady state; runs\n"
+      "interleaved, %d repeats, median ratio (min-max):\n",
+      window ? absl::StrCat(window >> 20, " MiB").c_str() : "default",
+      std::string(BackingName(backing)).c_str(), seconds, kRepeats);
   std::printf("%-12s %-9s %8s %15s %10s %10s %12s\n", "payload", "sampler", "MiB/s", "ratio",
               "samples", "armed", "sampler CPU");
-  const SamplerKind kinds[] = {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog,
-                               SamplerKind::kHint};
-  const char* names[] = {"hint", "ring", "dirtylog", "hint+bal"};
+  const SamplerKind kinds[] = {anon ? SamplerKind::kWriteProtect : SamplerKind::kHint,
+                               SamplerKind::kRing, SamplerKind::kDirtyLog,
+                               anon ? SamplerKind::kWriteProtect : SamplerKind::kHint};
+  const char* names[] = {anon ? "wp" : "hint", "ring", "dirtylog", anon ? "wp+bal" : "hint+bal"};
   for (const char* payload : {"numa02", "numa02_read"}) {
     std::vector<double> off_rates;
     std::vector<std::vector<double>> ratios(4);
     std::vector<VmRun> last(4);
     for (int rep = 0; rep < kRepeats; ++rep) {
-      VmRun off = RunVm(payload, SamplerKind::kOff, seconds, 128ull << 20, window);
+      VmRun off = RunVm(payload, SamplerKind::kOff, seconds, 128ull << 20, window,
+                        BalanceMode::kOff, backing);
       off_rates.push_back(off.bytes_per_second);
       for (int k = balance_only ? 3 : 0; k < 4; ++k) {
         last[k] = RunVm(payload, kinds[k], seconds, 128ull << 20, window,
-                        k == 3 ? BalanceMode::kOn : BalanceMode::kOff);
+                        k == 3 ? BalanceMode::kOn : BalanceMode::kOff, backing);
         ratios[k].push_back(last[k].bytes_per_second / off.bytes_per_second);
       }
     }

@@ -20,14 +20,14 @@ class IntegrityTest : public ::testing::TestWithParam<std::string> {
 // The verify workload under the most aggressive setting (the whole of RAM
 // armed every 10 ms) for 60 s of guest time: not one mismatch.
 TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
-  testing::ProcessResult r =
-      testing::RunNumavm({"run",           "--report=json", "--quiet-console",
-                          "--duration",    "300s",          "--payload",
-                          "verify",        "--vcpus",       "2",
-                          "--memory",      "32M",           "--sampler",
-                          GetParam(),      "--scan-window", "32M",
-                          "--scan-period", "10ms",          "--",
-                          "size=4M",       "seconds=60"});
+  // Write-protect faults are for anonymous memory.
+  const std::string backing = GetParam() == "wp" ? "anon" : "memfd";
+  testing::ProcessResult r = testing::RunNumavm(
+      {"run",           "--report=json", "--quiet-console", "--duration", "300s",
+       "--payload",     "verify",        "--vcpus",         "2",          "--memory",
+       "32M",           "--backing",     backing,           "--sampler",  GetParam(),
+       "--scan-window", "32M",           "--scan-period",   "10ms",       "--",
+       "size=4M",       "seconds=60"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["end"], "completed");
@@ -45,7 +45,8 @@ TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
   EXPECT_EQ(j["sampling"]["error"], "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Samplers, IntegrityTest, ::testing::Values("hint", "ring", "dirtylog"),
+INSTANTIATE_TEST_SUITE_P(Samplers, IntegrityTest,
+                         ::testing::Values("hint", "wp", "ring", "dirtylog"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -37,6 +37,8 @@ Observed RunProbe(SamplerKind kind, bool write) {
   options.vm.vcpus = kVcpus;
   options.vm.memory_bytes = 32ull << 20;
   options.vm.echo_console = false;
+  // Write-protect faults are for anonymous memory.
+  if (kind == SamplerKind::kWriteProtect) options.vm.backing = Backing::kAnon;
   options.vm.payload_args = absl::StrCat("pages=", kPages, " write=", write ? 1 : 0, " seconds=2");
   options.sampling.sampler = kind;
   options.sampling.sampler_chosen = true;
@@ -118,6 +120,12 @@ TEST_F(SamplerTest, HintFaultsSeeReads) {
   EXPECT_GT(o.stats.reads, 2 * kPages);
 }
 
+TEST_F(SamplerTest, WriteProtectFaultsSeeEveryWriteWithItsVcpuOnAnonymousMemory) {
+  Observed o = RunProbe(SamplerKind::kWriteProtect, /*write=*/true);
+  ExpectExactCoverage(o, true, AccessKind::kWrite);
+  EXPECT_EQ(o.stats.reads, 0u);
+}
+
 TEST_F(SamplerTest, DirtyRingSeesEveryWriteWithItsVcpu) {
   ExpectExactCoverage(RunProbe(SamplerKind::kRing, /*write=*/true), true, AccessKind::kWrite);
 }
@@ -127,7 +135,8 @@ TEST_F(SamplerTest, DirtyLogSeesEveryWrite) {
 }
 
 TEST_F(SamplerTest, WriteSamplersDoNotSeeReads) {
-  for (SamplerKind kind : {SamplerKind::kRing, SamplerKind::kDirtyLog}) {
+  for (SamplerKind kind :
+       {SamplerKind::kWriteProtect, SamplerKind::kRing, SamplerKind::kDirtyLog}) {
     Observed o = RunProbe(kind, /*write=*/false);
     ASSERT_EQ(o.outcome.end, RunEnd::kCompleted);
     for (const AccessSample& s : o.samples) {
@@ -137,13 +146,16 @@ TEST_F(SamplerTest, WriteSamplersDoNotSeeReads) {
 }
 
 // Pages in the window are re-armed every period: a page touched throughout
-// the run is reported again in later windows.
+// the run is reported again in later windows (minor and write-protect
+// hinting faults alike; only the probes fault, not all of RAM).
 TEST_F(SamplerTest, HintWindowsRearmEachPeriod) {
-  Observed o = RunProbe(SamplerKind::kHint, /*write=*/true);
-  std::map<uint64_t, int> times;
-  for (const AccessSample& s : o.samples) times[s.gfn]++;
-  EXPECT_GE(times[FirstGfnOf(0)], 5);
-  EXPECT_GE(o.stats.windows, 10u);
+  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect}) {
+    Observed o = RunProbe(kind, /*write=*/true);
+    std::map<uint64_t, int> times;
+    for (const AccessSample& s : o.samples) times[s.gfn]++;
+    EXPECT_GE(times[FirstGfnOf(0)], 5) << SamplerKindName(kind);
+    EXPECT_GE(o.stats.windows, 10u) << SamplerKindName(kind);
+  }
 }
 
 }  // namespace
@@ -192,8 +204,10 @@ TEST(HugetlbSamplerTest, HintFaultsReportHugePages) {
 // the guest's data stays intact.
 TEST(SamplerLifecycleTest, StartsAndStopsWhileVcpusRun) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kRing, SamplerKind::kDirtyLog}) {
+  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kRing,
+                           SamplerKind::kDirtyLog}) {
     RunOptions options;
+    if (kind == SamplerKind::kWriteProtect) options.vm.backing = Backing::kAnon;
     options.vm.vcpus = 2;
     options.vm.memory_bytes = 32ull << 20;
     options.vm.echo_console = false;
