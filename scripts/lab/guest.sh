@@ -129,15 +129,20 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     # a vCPU each: its console on the lab's (prefixed LINUX), its report.
     cells=""
     for n in $(seq 0 $((NODES - 1))); do cells="$cells --cell 256M:$n"; done
+    # numabench's numa02 in the guest (guest-tools/linux/numabench.c): a
+    # short run to show it works (boot), a long one to balance (balance:
+    # numavm balances the guest from the host; guest: the guest kernel's
+    # own NUMA balancing on its cells, numavm measuring only).
     case $mode in
-      boot) extra="--balance off --sampler off" ;;
-      balance) extra="--balance on" ;;
+      boot) extra="--balance off --sampler off"; bench="numabench=numa02,64M,5 numa_balancing=disable" ;;
+      balance) extra="--balance on"; bench="numabench=numa02,320M,${run_secs:-${secs:-60}} numa_balancing=disable" ;;
+      guest) extra="--balance off"; bench="numabench=numa02,320M,${run_secs:-${secs:-60}} numa_balancing=enable" ;;
       *) echo "LAB: unknown mode $mode for linux"; continue ;;
     esac
     echo "LAB-BEGIN $w $mode $run"
     : > /tmp/err.txt  # before tail -f looks for it
     numavm run --kernel /opt/numavm/linux/vmlinuz --initrd /opt/numavm/linux/initrd.gz \
-      --append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7 rdinit=/init" \
+      --append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7 rdinit=/init $bench" \
       --vcpus "$NODES" $cells --report=json --duration 900s $extra > /tmp/report.json 2>/tmp/err.txt &
     pid=$!
     # The guest's console as it comes, on the lab's.

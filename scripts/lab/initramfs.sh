@@ -33,23 +33,9 @@ for m in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm
   if [ -f "$mods/$m.ko" ]; then cp "$mods/$m.ko" "$root/lib/modules/"; else cp "$mods/$m.ko.xz" "$root/lib/modules/"; fi
 done
 # A Linux guest for numavm's own VMM (`numavm run --kernel`, lab workload
-# linux): the lab's kernel and an initramfs of busybox and numactl.
-guest=$(mktemp -d)
-mkdir -p "$guest"/{bin,usr/bin,proc,sys,dev,lib/x86_64-linux-gnu,lib64}
-cp /bin/busybox "$guest/bin/busybox"
-for a in sh mount cat echo ls grep awk sed basename poweroff uname sleep; do
-  ln -sf busybox "$guest/bin/$a"
-done
-cp /usr/bin/numactl "$guest/usr/bin/"
-for lib in $(ldd /usr/bin/numactl | awk '$3 ~ /^\// {print $3}' | sort -u); do
-  cp -L "$lib" "$guest/lib/x86_64-linux-gnu/"
-done
-cp -L /lib64/ld-linux-x86-64.so.2 "$guest/lib64/"
-cp "$here/linux-guest-init.sh" "$guest/init"
-chmod +x "$guest/init"
+# linux): the lab's kernel and an initramfs of busybox, numactl and numabench.
 mkdir -p "$root/opt/numavm/linux"
-(cd "$guest" && find . | cpio -o -H newc --quiet | gzip -1) > "$root/opt/numavm/linux/initrd.gz"
-rm -rf "$guest"
+"$here/../guest-initramfs.sh" "$build" "$root/opt/numavm/linux/initrd.gz"
 cp "$kdir/boot/vmlinuz-$version" "$root/opt/numavm/linux/vmlinuz"
 cp "$here/guest.sh" "$root/init"
 chmod +x "$root/init"

@@ -115,10 +115,12 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
 }
 
 // A Linux guest on numavm's own VMM (`numavm run --kernel`), booted in the
-// lab's nested KVM: the lab's kernel with a busybox and numactl initramfs,
-// one guest cell and vCPU per lab node. The guest must see the cells as
-// its NUMA nodes (ACPI SRAT and SLIT), with the right CPUs and distances,
-// and its poweroff must end the VM with exit 0.
+// lab's nested KVM: the lab's kernel with a busybox, numactl and numabench
+// initramfs (scripts/guest-initramfs.sh), one guest cell and vCPU per lab
+// node. The guest must see the cells as its NUMA nodes (ACPI SRAT and
+// SLIT), with the right CPUs and distances, run numabench's numa02 to the
+// end with a thread on each CPU, and its poweroff must end the VM with
+// exit 0.
 TEST(Lab, ALinuxGuestSeesItsCellsAsNumaNodesAndPowersOff) {
   if (!HaveQemu()) GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
   const LabOutput lab =
@@ -138,6 +140,11 @@ TEST(Lab, ALinuxGuestSeesItsCellsAsNumaNodesAndPowersOff) {
            "LINUX: GUEST-NUMACTL node 1 cpus: 1",
            "LINUX: GUEST-NUMACTL   0:  10  20",
            "LINUX: GUEST-NUMACTL   1:  20  10",
+           "LINUX: NUMABENCH numa02 threads 2 size 67108864 seconds 5.0",
+           "LINUX: NUMABENCH numa02 process 0 thread 0 cpu ",
+           "LINUX: NUMABENCH numa02 process 0 thread 1 cpu ",
+           "LINUX: NUMABENCH numa02 process 0 threads 2 elapsed ",
+           "LINUX: GUEST-NUMABENCH-EXIT 0",
            "LINUX: GUEST-POWEROFF",
            "LAB-LINUX linux boot rc=0",
        }) {

@@ -34,7 +34,8 @@ std::string ReadAll(const std::string& path) {
 namespace {
 
 // Starts `numavm args...` with stdout and stderr to files in `dir`.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& dir) {
+pid_t Spawn(const std::string& program, const std::vector<std::string>& args,
+            const std::string& dir) {
   const std::string out_path = dir + "/out", err_path = dir + "/err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -43,13 +44,13 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& dir) {
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0600);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> argv_storage = {NUMAVM_BINARY};
+  std::vector<std::string> argv_storage = {program};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, NUMAVM_BINARY, &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+  if (posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
   return pid;
 }
@@ -58,7 +59,7 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& dir) {
 
 BackgroundNumavm::BackgroundNumavm(const std::vector<std::string>& args)
     : dir_(MakeTempDir("numavm-bg")) {
-  pid_ = Spawn(args, dir_);
+  pid_ = Spawn(NUMAVM_BINARY, args, dir_);
 }
 
 BackgroundNumavm::~BackgroundNumavm() {
@@ -107,9 +108,13 @@ bool BackgroundNumavm::running() {
 }
 
 ProcessResult RunNumavm(const std::vector<std::string>& args) {
+  return RunProgram(NUMAVM_BINARY, args);
+}
+
+ProcessResult RunProgram(const std::string& program, const std::vector<std::string>& args) {
   const std::string dir = MakeTempDir("numavm-test");
   ProcessResult result;
-  const pid_t pid = Spawn(args, dir);
+  const pid_t pid = Spawn(program, args, dir);
   if (pid > 0) {
     int status = 0;
     waitpid(pid, &status, 0);

@@ -37,6 +37,8 @@ class BackgroundNumavm {
 
 // Runs `numavm args...` (the binary built with the tests) and waits.
 ProcessResult RunNumavm(const std::vector<std::string>& args);
+// Runs `program args...` (a path) the same way and waits.
+ProcessResult RunProgram(const std::string& program, const std::vector<std::string>& args);
 
 // True when /dev/kvm can be opened read-write.
 bool KvmAvailable();
