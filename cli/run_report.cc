@@ -115,6 +115,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"reads", sm.stats.reads},
                    {"writes", sm.stats.writes},
                    {"unattributed", sm.stats.unattributed},
+                   {"inferred_vcpu", sm.stats.inferred},
                    {"windows", sm.stats.windows},
                    {"per_vcpu", sm.stats.per_vcpu},
                    {"cpu_seconds", Seconds(sm.cpu_time)},

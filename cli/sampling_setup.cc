@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "balancer/policy/scan_gate.h"
+#include "balancer/sampling/blocked_vcpu.h"
 #include "balancer/sampling/dirty_log_sampler.h"
 #include "balancer/sampling/dirty_ring_sampler.h"
 #include "balancer/sampling/hint_fault_sampler.h"
@@ -120,6 +121,11 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
           heap.empty() ? ram : heap, vcpus, vcpu_of, clock,
           options.sampler == SamplerKind::kHint ? HintFaults::kMinor : HintFaults::kWriteProtect);
       if (!s.ok()) return s.status();
+      // With KVM's in-kernel local APIC (Linux guests) vCPU faults can come
+      // from KVM's async-page-fault workers.
+      if (vm.has_irqchip()) {
+        (*s)->set_blocked_vcpu([&vm] { return TheOneBlockedVcpu(vm.VcpuThreadIds()); });
+      }
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }
     case SamplerKind::kDirtyLog: {

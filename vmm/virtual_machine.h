@@ -83,6 +83,9 @@ class VirtualMachine final {
   const GuestChannel& channel() const { return *channel_; }
   // Host thread ids of the vCPUs (0 until a thread has started).
   std::vector<pid_t> VcpuThreadIds() const;
+  // KVM's in-kernel irqchip (a Linux guest): its vCPUs' page faults can be
+  // taken by KVM's async-page-fault workers.
+  bool has_irqchip() const { return linux_devices_ != nullptr; }
   // Time since creation began.
   absl::Duration Elapsed() const;
 

@@ -23,7 +23,10 @@ struct SamplerStats {
   uint64_t samples = 0;      // accesses reported (faults, dirty pages)
   uint64_t reads = 0;
   uint64_t writes = 0;
-  uint64_t unattributed = 0;       // samples with no vCPU (VM-wide or a VMM thread)
+  uint64_t unattributed = 0;  // samples with no vCPU (VM-wide or a VMM thread)
+  // Hinting faults KVM took in a worker thread (async page faults, Linux
+  // guests), given to the one vCPU blocked at the time (blocked_vcpu.h).
+  uint64_t inferred = 0;
   uint64_t windows = 0;            // scan periods completed
   std::vector<uint64_t> per_vcpu;  // samples by vCPU index
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads

@@ -42,6 +42,9 @@ class HintFaultSampler final : public AccessSampler {
  public:
   using VcpuOfThread = std::function<int(pid_t tid)>;  // -1 if not a vCPU
   using Clock = std::function<absl::Duration()>;
+  // The vCPU a fault from a thread that is not a vCPU belongs to, or -1
+  // (blocked_vcpu.h: KVM's async page faults).
+  using BlockedVcpu = std::function<int()>;
 
   // Minor faults need shared file memory (memfd or hugetlbfs), write-protect
   // faults anonymous memory.
@@ -71,6 +74,9 @@ class HintFaultSampler final : public AccessSampler {
   // Fault round trips measured by the handler (fault read to CONTINUE done).
   std::vector<absl::Duration> TakeServiceTimes();
 
+  // Before Start: who a fault from a non-vCPU thread is given to.
+  void set_blocked_vcpu(BlockedVcpu blocked_vcpu) { blocked_vcpu_ = std::move(blocked_vcpu); }
+
  private:
   HintFaultSampler(std::vector<GuestRamRegion> ram, int vcpus, VcpuOfThread vcpu_of_thread,
                    Clock clock, HintFaults kind);
@@ -93,6 +99,7 @@ class HintFaultSampler final : public AccessSampler {
   const HintFaults kind_;
   const VcpuOfThread vcpu_of_thread_;
   const Clock clock_;
+  BlockedVcpu blocked_vcpu_;
   int uffd_ = -1;
   int stop_fd_ = -1;
   std::thread handler_;

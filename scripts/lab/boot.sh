@@ -46,15 +46,28 @@ qpid=$!
 tail -n +1 -F "$log" 2>/dev/null | grep --line-buffered -E '^LAB(:|-BEGIN|-VMSTAT|-ERR)' >&2 &
 tpid=$!
 # A lab that never comes up (a CPU soft-locked while booting on a loaded
-# host) is ended after UP_TIMEOUT seconds, not at the runs' budget.
+# host) is ended after UP_TIMEOUT seconds, and one that came up but never
+# began its first run (a soft lockup after "LAB: up") BEGIN_TIMEOUT seconds
+# later - not at the runs' budget.
 (
-  for ((t = 0; t < ${UP_TIMEOUT:-300}; t += 5)); do
-    sleep 5
-    grep -q '^LAB: up' "$log" && exit 0
-    kill -0 $qpid 2>/dev/null || exit 0
+  for what in '^LAB: up' '^LAB-BEGIN'; do
+    limit=${UP_TIMEOUT:-300}
+    [ "$what" = '^LAB-BEGIN' ] && limit=${BEGIN_TIMEOUT:-300}
+    for ((t = 0; ; t += 5)); do
+      grep -q "$what" "$log" && break
+      kill -0 $qpid 2>/dev/null || exit 0
+      if ((t >= limit)); then
+        case $what in
+          *up) step="come up" ;;
+          *) step="begin its first run" ;;
+        esac
+        echo "lab: the lab did not $step within $limit s; ended" >&2
+        kill $qpid
+        exit 0
+      fi
+      sleep 5
+    done
   done
-  echo "lab: the lab did not come up in ${UP_TIMEOUT:-300} s; ended" >&2
-  kill $qpid
 ) &
 wpid=$!
 wait $qpid

@@ -70,6 +70,7 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
   std::vector<LabRun> runs;
   std::map<std::tuple<int, std::string, std::string>, int> failures;
   std::map<std::pair<std::string, std::string>, double> widened;  // until its LAB-JSON
+  LabRun guest;  // what a Linux guest printed, until its LAB-JSON
   int nodes = 0;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -77,6 +78,17 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
     if (absl::StartsWith(l, "LAB: up,")) {
       const size_t at = l.find("nodes: ");
       if (at != absl::string_view::npos) (void)absl::SimpleAtoi(l.substr(at + 7), &nodes);
+    } else if (absl::StartsWith(l, "LAB-BEGIN ")) {
+      guest = LabRun();
+    } else if (absl::StartsWith(l, "LINUX: NUMABENCH ") && l.find(" MiB/s ") != l.npos) {
+      double mib = 0;
+      if (absl::SimpleAtod(l.substr(l.rfind(' ') + 1), &mib)) {
+        guest.guest_mib_per_second = guest.guest_mib_per_second.value_or(0) + mib;
+      }
+    } else if (absl::StartsWith(l, "LINUX: GUEST-VMSTAT ")) {
+      std::vector<absl::string_view> f = absl::StrSplit(l, ' ', absl::SkipEmpty());
+      uint64_t v = 0;
+      if (f.size() == 4 && absl::SimpleAtoi(f[3], &v)) guest.guest_counters[std::string(f[2])] = v;
     } else if (absl::StartsWith(l, "LAB-JSON ")) {
       std::vector<absl::string_view> f = absl::StrSplit(l, absl::MaxSplits(' ', 3));
       if (f.size() < 4) continue;
@@ -115,6 +127,9 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
       }
       const nlohmann::json& sum = Member(Member(Member(report, "results"), "mismatches"), "sum");
       if (sum.is_number_unsigned()) r.mismatches = sum.get<uint64_t>();
+      r.guest_mib_per_second = guest.guest_mib_per_second;
+      r.guest_counters = std::move(guest.guest_counters);
+      guest = LabRun();
       if (auto w = widened.find({r.workload, r.mode}); w != widened.end()) {
         r.widened = w->second;
         widened.erase(w);
@@ -322,6 +337,33 @@ std::string LabTable(const std::vector<LabRun>& all) {
             100 * sm.value("stall_budget", 0.0), 1e6 * sm.value("host_seconds_per_probe", 0.0),
             1e6 * sm.value("fault_cost_seconds", 0.0),
             sm.value("rate_bytes_per_second", 0.0) / (1 << 20));
+      }
+    }
+    if (r.workload == "linux" && r.report.is_object()) {
+      if (r.guest_mib_per_second) {
+        notes += absl::StrFormat("guest numabench %.1f MiB/s; ", *r.guest_mib_per_second);
+      }
+      const nlohmann::json& b = Member(r.report, "balance");
+      const nlohmann::json& sm = Member(r.report, "sampling");
+      std::optional<double> access = Number(Member(b, "access_locality"));
+      auto count = [](const nlohmann::json& j, const char* k) {
+        const nlohmann::json& v = Member(j, k);
+        return v.is_number_unsigned() ? v.get<uint64_t>() : uint64_t{0};
+      };
+      notes += absl::StrFormat(
+          "numavm moved %u, access %s (%u samples, %u unattributed, %u inferred); ",
+          count(b, "pages_migrated"),
+          access ? absl::StrFormat("%.1f%%", 100 * *access) : std::string("-"),
+          count(sm, "samples"), count(sm, "unattributed"), count(sm, "inferred_vcpu"));
+      auto g = [&](const char* k) {
+        auto it = r.guest_counters.find(k);
+        return it == r.guest_counters.end() ? uint64_t{0} : it->second;
+      };
+      if (!r.guest_counters.empty()) {
+        notes += absl::StrFormat(
+            "the guest's balancing: %u PTE updates, %u hint faults (%u local), %u migrated ",
+            g("numa_pte_updates"), g("numa_hint_faults"), g("numa_hint_faults_local"),
+            g("numa_pages_migrated"));
       }
     }
     if (r.workload == "verify" && r.report.is_object()) {

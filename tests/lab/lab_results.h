@@ -33,6 +33,10 @@ struct LabRun {
   // the first touch widened (LAB-WIDEN, seconds after numavm started); empty
   // for modes without that first touch.
   std::optional<double> widened;
+  // A Linux guest (workload linux): numabench's MiB/s, summed over its
+  // processes, and the guest kernel's own NUMA vmstat counters at the end.
+  std::optional<double> guest_mib_per_second;
+  std::map<std::string, uint64_t> guest_counters;
 };
 
 // Parses console logs (LAB: up ... nodes: N, LAB-JSON, LAB-VMSTAT lines).

@@ -228,3 +228,55 @@ TEST(LabResultsTest, AKernelRowThatDidNotScanSaysSo) {
 
 }  // namespace
 }  // namespace numavm::lab
+
+namespace numavm::lab {
+namespace {
+
+// A Linux guest's row: numabench's throughput and the guest kernel's own
+// NUMA counters from its console, numavm's moves and attribution from its
+// report - each run's own, not the next run's.
+TEST(LabResultsTest, ALinuxGuestRowShowsTheGuestsWorkAndBothBalancers) {
+  nlohmann::json balance;
+  balance["exit_code"] = 0;
+  balance["balance"] = {{"pages_migrated", 1022}, {"access_locality", 0.75}};
+  balance["sampling"] = {{"samples", 358}, {"unattributed", 12}, {"inferred_vcpu", 280}};
+  nlohmann::json guest = balance;
+  guest["balance"] = {{"pages_migrated", 0}, {"access_locality", nullptr}};
+  const std::string log =
+      "LAB: up, kernel 6.1, 4 CPUs, nodes: 2\n"
+      "LAB-BEGIN linux balance linux:balance\n"
+      "LINUX: NUMABENCH numa02 process 0 threads 2 elapsed 60.20 s bytes 7 MiB/s 1225.3\n"
+      "LINUX: GUEST-VMSTAT numa_pte_updates 0\n"
+      "LINUX: GUEST-VMSTAT numa_hint_faults 0\n"
+      "LAB-JSON linux balance " +
+      balance.dump() +
+      "\n"
+      "LAB-BEGIN linux guest linux:guest\n"
+      "LINUX: NUMABENCH numa01 process 0 threads 1 elapsed 60.0 s bytes 7 MiB/s 500.5\n"
+      "LINUX: NUMABENCH numa01 process 1 threads 1 elapsed 60.0 s bytes 7 MiB/s 600.5\n"
+      "LINUX: GUEST-VMSTAT numa_pte_updates 547185\n"
+      "LINUX: GUEST-VMSTAT numa_hint_faults 547183\n"
+      "LINUX: GUEST-VMSTAT numa_hint_faults_local 547173\n"
+      "LINUX: GUEST-VMSTAT numa_pages_migrated 6\n"
+      "LAB-JSON linux guest " +
+      guest.dump() + "\n";
+  std::vector<LabRun> runs = ParseLabLog(log);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_DOUBLE_EQ(runs[0].guest_mib_per_second.value_or(0), 1225.3);
+  EXPECT_DOUBLE_EQ(runs[1].guest_mib_per_second.value_or(0), 1101.0) << "both processes";
+  EXPECT_EQ(runs[1].guest_counters["numa_hint_faults_local"], 547173u);
+  const std::string table = LabTable(runs);
+  EXPECT_NE(table.find("guest numabench 1225.3 MiB/s; numavm moved 1022, access 75.0% (358 "
+                       "samples, 12 unattributed, 280 inferred); the guest's balancing: 0 PTE "
+                       "updates, 0 hint faults (0 local), 0 migrated"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("guest numabench 1101.0 MiB/s; numavm moved 0, access - (358 samples, 12 "
+                       "unattributed, 280 inferred); the guest's balancing: 547185 PTE updates, "
+                       "547183 hint faults (547173 local), 6 migrated"),
+            std::string::npos)
+      << table;
+}
+
+}  // namespace
+}  // namespace numavm::lab
