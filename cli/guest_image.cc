@@ -1,5 +1,7 @@
 #include "cli/guest_image.h"
 
+#include <unistd.h>
+
 #include "base/read_file.h"
 #include "cli/payload_path.h"
 
@@ -53,7 +55,16 @@ absl::StatusOr<GuestImage> ReadGuestImage(const RunOptions& options) {
 absl::StatusOr<std::unique_ptr<VirtualMachine>> CreateVirtualMachine(const VmConfig& config,
                                                                      const GuestImage& image,
                                                                      GuestObserver* observer) {
-  if (image.linux_guest) return VirtualMachine::Create(config, *image.linux_guest, observer);
+  if (image.linux_guest) {
+    // What is typed on numavm's terminal goes to the guest's console
+    // (vmm/console_input.h) - when stdin is a terminal and the console is
+    // shown at all.
+    VmConfig linux_config = config;
+    if (linux_config.echo_console && ::isatty(STDIN_FILENO)) {
+      linux_config.console_input_fd = STDIN_FILENO;
+    }
+    return VirtualMachine::Create(linux_config, *image.linux_guest, observer);
+  }
   return VirtualMachine::Create(config, *image.payload, observer);
 }
 

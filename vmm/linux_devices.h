@@ -35,6 +35,8 @@ class LinuxDevices final : public PortDevices {
 
   // The console so far, for the run's record.
   RunRecord Snapshot() const;
+  // Input typed at the console, for the guest to read from COM1.
+  void ConsoleInput(const char* data, size_t size) { com1_.Receive(data, size); }
 
  private:
   void Console(char c);

@@ -6,9 +6,9 @@ namespace {
 // Registers (offsets) and bits.
 constexpr uint16_t kData = 0, kIer = 1, kIir = 2, kLcr = 3, kMcr = 4, kLsr = 5, kMsr = 6, kScr = 7;
 constexpr uint8_t kLcrDlab = 0x80;
-constexpr uint8_t kIerThrEmpty = 0x02;
-constexpr uint8_t kIirNone = 0x01, kIirThrEmpty = 0x02, kIirFifos = 0xc0;
-constexpr uint8_t kLsrThrEmpty = 0x20, kLsrIdle = 0x40;
+constexpr uint8_t kIerRxData = 0x01, kIerThrEmpty = 0x02;
+constexpr uint8_t kIirNone = 0x01, kIirThrEmpty = 0x02, kIirRxData = 0x04, kIirFifos = 0xc0;
+constexpr uint8_t kLsrDataReady = 0x01, kLsrThrEmpty = 0x20, kLsrIdle = 0x40;
 constexpr uint8_t kMcrLoop = 0x10;
 // Modem status with the lines a terminal raises: CTS, DSR, DCD.
 constexpr uint8_t kMsrConnected = 0x10 | 0x20 | 0x80;
@@ -16,7 +16,8 @@ constexpr uint8_t kMsrConnected = 0x10 | 0x20 | 0x80;
 }  // namespace
 
 void Serial16550::UpdateIrq() {
-  const bool level = (ier_ & kIerThrEmpty) != 0 && thr_empty_pending_;
+  const bool level = ((ier_ & kIerThrEmpty) != 0 && thr_empty_pending_) ||
+                     ((ier_ & kIerRxData) != 0 && !rx_.empty());
   if (level != line_) {
     line_ = level;
     if (irq_) irq_(level);
@@ -46,7 +47,8 @@ void Serial16550::Write(uint16_t offset, uint8_t value) {
       break;
     case kIir:
       fcr_ = value;
-      return;
+      if ((value & 0x02) != 0) rx_.clear();  // FIFO control: clear the receiver
+      break;
     case kLcr:
       lcr_ = value;
       return;
@@ -66,12 +68,21 @@ uint8_t Serial16550::Read(uint16_t offset) {
   absl::MutexLock lock(&mu_);
   const bool dlab = (lcr_ & kLcrDlab) != 0;
   switch (offset) {
-    case kData:
-      return dlab ? static_cast<uint8_t>(divisor_) : 0;  // nothing received
+    case kData: {
+      if (dlab) return static_cast<uint8_t>(divisor_);
+      if (rx_.empty()) return 0;
+      const uint8_t c = rx_.front();
+      rx_.pop_front();
+      UpdateIrq();
+      return c;
+    }
     case kIer:
       return dlab ? static_cast<uint8_t>(divisor_ >> 8) : ier_;
     case kIir: {
       const uint8_t fifos = (fcr_ & 1) != 0 ? kIirFifos : 0;
+      // Received data outranks the empty transmitter; it is acknowledged
+      // by reading the data.
+      if ((ier_ & kIerRxData) != 0 && !rx_.empty()) return fifos | kIirRxData;
       if ((ier_ & kIerThrEmpty) != 0 && thr_empty_pending_) {
         thr_empty_pending_ = false;  // reading IIR acknowledges it
         UpdateIrq();
@@ -84,7 +95,7 @@ uint8_t Serial16550::Read(uint16_t offset) {
     case kMcr:
       return mcr_;
     case kLsr:
-      return kLsrThrEmpty | kLsrIdle;
+      return kLsrThrEmpty | kLsrIdle | (rx_.empty() ? 0 : kLsrDataReady);
     case kMsr:
       // In loopback the modem inputs follow the outputs (the 8250 driver
       // checks this to find the UART).
@@ -97,6 +108,23 @@ uint8_t Serial16550::Read(uint16_t offset) {
       return scr_;
   }
   return 0xff;
+}
+
+void Serial16550::Receive(const char* data, size_t size) {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < size; ++i) {
+    if (rx_.size() >= kReceiveBuffer) {
+      overruns_ += size - i;
+      break;
+    }
+    rx_.push_back(static_cast<uint8_t>(data[i]));
+  }
+  UpdateIrq();
+}
+
+uint64_t Serial16550::overruns() const {
+  absl::MutexLock lock(&mu_);
+  return overruns_;
 }
 
 }  // namespace numavm

@@ -1,12 +1,16 @@
 // A 16550A UART as Linux's 8250 driver and early console expect it at
 // COM1 (0x3f8, IRQ 4): output goes to a sink at once (the transmitter is
-// always empty), nothing is ever received, and the transmit-empty
-// interrupt is raised when the driver enables it or writes a byte, so that
-// the tty layer's writes complete.
+// always empty), and the transmit-empty interrupt is raised when the driver
+// enables it or writes a byte, so that the tty layer's writes complete.
+// Input (Receive) waits in a receive buffer of up to 4 KiB - more is
+// dropped and counted, as a UART overruns - and raises the data-available
+// interrupt while any is there.
 #ifndef NUMAVM_VMM_SERIAL_16550_H_
 #define NUMAVM_VMM_SERIAL_16550_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 
 #include "absl/base/thread_annotations.h"
@@ -27,13 +31,21 @@ class Serial16550 final {
   // Register `offset` (0-7 from the base).
   void Write(uint16_t offset, uint8_t value);
   uint8_t Read(uint16_t offset);
+  // Bytes typed at the console, for the guest to read.
+  void Receive(const char* data, size_t size);
+  // Input bytes dropped because the guest did not read them in time.
+  uint64_t overruns() const;
+
+  static constexpr size_t kReceiveBuffer = 4096;
 
  private:
   void UpdateIrq() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Sink sink_;
   const std::function<void(bool)> irq_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
+  std::deque<uint8_t> rx_ ABSL_GUARDED_BY(mu_);
+  uint64_t overruns_ ABSL_GUARDED_BY(mu_) = 0;
   uint8_t ier_ ABSL_GUARDED_BY(mu_) = 0;
   uint8_t lcr_ ABSL_GUARDED_BY(mu_) = 0;
   uint8_t mcr_ ABSL_GUARDED_BY(mu_) = 0;

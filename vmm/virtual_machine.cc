@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "vmm/boot_info.h"
+#include "vmm/console_input.h"
 #include "vmm/linux_boot.h"
 #include "vmm/status.h"
 #include "vmm/x86_boot.h"
@@ -232,9 +233,20 @@ RunOutcome VirtualMachine::Run() {
   for (auto& runner : runners_) {
     threads_.emplace_back([r = runner.get()] { r->Run(); });
   }
+  // A Linux guest reads numavm's terminal (stopped, and the terminal
+  // restored, when the run ends).
+  std::unique_ptr<ConsoleInput> input;
+  if (linux_devices_ && config_.console_input_fd >= 0) {
+    LinuxDevices* devices = linux_devices_.get();
+    absl::StatusOr<std::unique_ptr<ConsoleInput>> started = ConsoleInput::Start(
+        config_.console_input_fd,
+        [devices](const char* data, size_t size) { devices->ConsoleInput(data, size); });
+    if (started.ok()) input = *std::move(started);  // else: output only
+  }
   control_.Wait(config_.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
                                                             : absl::Now() + config_.timeout,
                 config_.timeout);
+  input.reset();
   // Every runner has been kicked (immediate_exit is set), so each thread
   // leaves KVM_RUN and sees the run has ended.
   for (std::thread& t : threads_) t.join();

@@ -29,6 +29,8 @@ struct VmConfig {
   absl::Duration timeout = absl::InfiniteDuration();
   ChannelLimits channel_limits;
   bool echo_console = true;  // print guest console lines to stderr
+  // A Linux guest: a terminal whose input goes to COM1 (-1: none).
+  int console_input_fd = -1;
   // Entries of each vCPU's dirty ring (KVM_CAP_DIRTY_LOG_RING); 0: no ring.
   // Must be set at creation: KVM only enables the ring before vCPUs exist.
   uint32_t dirty_ring_entries = 0;

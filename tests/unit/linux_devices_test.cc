@@ -58,6 +58,35 @@ TEST(Serial16550, TheDriversProbesSeeA16550A) {
   EXPECT_TRUE(c.out.empty()) << "loopback output stays inside";
 }
 
+// What is typed reaches the guest: LSR's data-ready bit, the data-available
+// interrupt (ahead of the transmitter's), bytes in order, the interrupt
+// lowered once all are read.
+TEST(Serial16550, TypedBytesAreReceivedWithTheirInterrupt) {
+  Com1 c;
+  c.uart.Write(1, 0x01 | 0x02);  // IER: data available, THR empty
+  EXPECT_EQ(c.uart.Read(2) & 0x0f, 0x02) << "only the transmitter so far";
+  c.uart.Receive("ls\n", 3);
+  EXPECT_EQ(c.irq.back(), true);
+  EXPECT_EQ(c.uart.Read(5) & 0x01, 0x01) << "LSR: data ready";
+  EXPECT_EQ(c.uart.Read(2) & 0x0f, 0x04) << "IIR: received data first";
+  std::string got;
+  while (c.uart.Read(5) & 0x01) got.push_back(static_cast<char>(c.uart.Read(0)));
+  EXPECT_EQ(got, "ls\n");
+  EXPECT_EQ(c.irq.back(), false) << "all read: the line drops";
+  EXPECT_EQ(c.uart.Read(2) & 0x0f, 0x01);
+  EXPECT_TRUE(c.out.empty()) << "input is not echoed by the UART (the guest echoes)";
+}
+
+TEST(Serial16550, InputPastTheBufferIsDroppedAndCounted) {
+  Com1 c;
+  const std::string flood(Serial16550::kReceiveBuffer + 10, 'y');
+  c.uart.Receive(flood.data(), flood.size());
+  EXPECT_EQ(c.uart.overruns(), 10u);
+  c.uart.Write(2, 0x03);  // FCR: FIFOs on, receiver cleared
+  EXPECT_EQ(c.uart.Read(5) & 0x01, 0) << "cleared";
+  EXPECT_TRUE(c.irq.empty()) << "the data interrupt was never enabled";
+}
+
 TEST(LinuxDevices, PoweroffAndResetEndTheVm) {
   LinuxDevices d(2, nullptr, nullptr);
   EXPECT_EQ(d.Out(0, kAcpiSleepControlPort, 1, kAcpiS5SleepType << 2).kind, PortReply::kContinue)
