@@ -116,6 +116,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"writes", sm.stats.writes},
                    {"unattributed", sm.stats.unattributed},
                    {"inferred_vcpu", sm.stats.inferred},
+                   {"cell_vcpu", sm.stats.by_cell},
                    {"windows", sm.stats.windows},
                    {"per_vcpu", sm.stats.per_vcpu},
                    {"cpu_seconds", Seconds(sm.cpu_time)},

@@ -124,7 +124,17 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
       // With KVM's in-kernel local APIC (Linux guests) vCPU faults can come
       // from KVM's async-page-fault workers.
       if (vm.has_irqchip()) {
-        (*s)->set_blocked_vcpu([&vm] { return TheOneBlockedVcpu(vm.VcpuThreadIds()); });
+        // Each cell's pages (cells lie in order from guest-physical 0) and
+        // its vCPUs (blocked_vcpu.h).
+        std::vector<CellVcpus> cells;
+        uint64_t end = 0;
+        for (const CellConfig& c : vm.config().cells) {
+          end += c.memory_bytes / kGuestPageBytes;
+          cells.push_back({end, c.vcpus});
+        }
+        auto owner = std::make_shared<WorkerFaultOwner>(std::move(cells));
+        (*s)->set_blocked_vcpu(
+            [&vm, owner](uint64_t gfn) { return owner->Of(gfn, vm.VcpuThreadIds()); });
       }
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }

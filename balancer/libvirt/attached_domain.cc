@@ -36,8 +36,8 @@ absl::StatusOr<pid_t> QemuPid(const LibvirtDomain& domain) {
 
 absl::Status AttachedDomain::Rebind(LibvirtDomain domain) {
   if (!domain.active()) return Gone(name_, "is not running");
-  // A QMP failure here is not evidence of a restart: the next rounds will
-  // tell. Only another QEMU pid is.
+  // Not finding the process here is not evidence of a restart (the next
+  // rounds will tell); only another QEMU pid is.
   absl::StatusOr<pid_t> pid = QemuPid(domain);
   if (pid.ok() && *pid != pid_) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -62,54 +62,36 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   if (!pid.ok()) return pid.status();
   d->pid_ = *pid;
 
-  // Guest RAM is the domain's maximum memory (its backend's size; a balloon
-  // makes the current memory smaller, never the mapping) - or, for a domain
-  // with guest NUMA cells, one backend per cell.
+  // Guest RAM: the domain's maximum memory, or one backend per guest NUMA
+  // cell (domain_cells.h).
   absl::StatusOr<uint64_t> max_memory = d->domain_.max_memory_bytes();
   if (!max_memory.ok()) return max_memory.status();
   absl::StatusOr<std::string> xml = d->domain_.XmlDesc();
   if (!xml.ok()) return xml.status();
-  absl::StatusOr<std::vector<DomainCell>> cells = ParseDomainCells(*xml, d->vcpus_);
-  if (!cells.ok()) {
+  absl::StatusOr<std::vector<DomainCell>> parsed = ParseDomainCells(*xml, d->vcpus_);
+  if (!parsed.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("domain '", d->name_, "': ", cells.status().message()));
+        absl::StrCat("domain '", d->name_, "': ", parsed.status().message()));
   }
   const std::string maps_text = ReadProcFile(absl::StrCat("/proc/", d->pid_, "/maps"));
   if (maps_text.empty()) return Gone(d->name_, "has no QEMU process any more");
   absl::StatusOr<std::vector<MapsEntry>> maps = ParseMaps(maps_text);
   if (!maps.ok()) return maps.status();
-  std::vector<HostRange> ranges;
-  if (cells->size() >= 2) {
-    absl::StatusOr<std::vector<HostRange>> found = FindCellRam(*maps, *cells);
-    if (!found.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("domain '", d->name_, "': ", found.status().message()));
-    }
-    ranges = *found;
-  } else {
-    absl::StatusOr<HostRange> ram = FindGuestRam(*maps, *max_memory);
-    if (!ram.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("domain '", d->name_, "': ", ram.status().message()));
-    }
-    ranges = {*ram};
-    std::vector<int> all(d->vcpus_);
-    for (int v = 0; v < d->vcpus_; ++v) all[v] = v;
-    DomainCell whole{0, all, ram->bytes};
-    if (cells->size() == 1) {  // one cell: its <memnode> binds all the memory
-      whole.memnode_mode = (*cells)[0].memnode_mode;
-      whole.memnode_nodeset = (*cells)[0].memnode_nodeset;
-    }
-    cells = std::vector<DomainCell>{whole};
+  absl::StatusOr<DomainRam> ram = FindDomainRam(*maps, *std::move(parsed), d->vcpus_, *max_memory);
+  if (!ram.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("domain '", d->name_, "': ", ram.status().message()));
   }
+  const std::vector<DomainCell>& cells = ram->cells;
+  const std::vector<HostRange>& ranges = ram->ranges;
   // Cells numbered from 0, each on a 2 MiB boundary.
   std::vector<DomainPlacementView::CellRam> cell_ram;
   std::vector<GuestCell> guest_cells;
   uint64_t next = 0;
-  for (size_t i = 0; i < cells->size(); ++i) {
+  for (size_t i = 0; i < cells.size(); ++i) {
     Cell c;
-    c.id = (*cells)[i].id;
-    c.vcpus = (*cells)[i].vcpus;
+    c.id = cells[i].id;
+    c.vcpus = cells[i].vcpus;
     c.first_page = next;
     c.pages = ranges[i].bytes / kPage;
     next += (c.pages + CellSamples::kRegionPages - 1) / CellSamples::kRegionPages *
@@ -154,7 +136,7 @@ absl::StatusOr<std::unique_ptr<AttachedDomain>> AttachedDomain::Attach(
   std::vector<std::string> constraints;
   for (size_t i = 0; i < d->cells_.size() && !options.override_pinning; ++i) {
     Cell& c = d->cells_[i];
-    const MemoryBinding cell_binding{(*cells)[i].memnode_mode, (*cells)[i].memnode_nodeset,
+    const MemoryBinding cell_binding{cells[i].memnode_mode, cells[i].memnode_nodeset,
                                      absl::StrCat("<memnode cellid='", c.id, "'>")};
     CellConstraints cc =
         ConstrainCell(topology, d->original_, c.vcpus, {domain_binding, cell_binding});

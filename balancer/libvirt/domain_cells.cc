@@ -171,4 +171,28 @@ absl::StatusOr<std::vector<HostRange>> FindCellRam(const std::vector<MapsEntry>&
   return found;
 }
 
+absl::StatusOr<DomainRam> FindDomainRam(const std::vector<MapsEntry>& maps,
+                                        std::vector<DomainCell> cells, int vcpus,
+                                        uint64_t max_memory) {
+  DomainRam ram;
+  if (cells.size() >= 2) {
+    absl::StatusOr<std::vector<HostRange>> found = FindCellRam(maps, cells);
+    if (!found.ok()) return found.status();
+    ram.ranges = *std::move(found);
+    ram.cells = std::move(cells);
+    return ram;
+  }
+  absl::StatusOr<HostRange> whole_ram = FindGuestRam(maps, max_memory);
+  if (!whole_ram.ok()) return absl::FailedPreconditionError(whole_ram.status().message());
+  DomainCell whole{0, {}, whole_ram->bytes};
+  for (int v = 0; v < vcpus; ++v) whole.vcpus.push_back(v);
+  if (cells.size() == 1) {  // one cell: its <memnode> binds all the memory
+    whole.memnode_mode = cells[0].memnode_mode;
+    whole.memnode_nodeset = cells[0].memnode_nodeset;
+  }
+  ram.cells = {whole};
+  ram.ranges = {*whole_ram};
+  return ram;
+}
+
 }  // namespace numavm

@@ -40,6 +40,20 @@ absl::StatusOr<std::vector<DomainCell>> ParseDomainCells(absl::string_view xml, 
 absl::StatusOr<std::vector<HostRange>> FindCellRam(const std::vector<MapsEntry>& maps,
                                                    const std::vector<DomainCell>& cells);
 
+// A domain's guest RAM as cells, each with its range in the QEMU process:
+// the parsed `cells` when there are two or more (FindCellRam); else one
+// cell of all `vcpus` vCPUs over the RAM mapping of `max_memory` bytes (a
+// balloon shrinks the current memory, never the mapping), bound as the one
+// parsed cell's <memnode> binds it, if any. FailedPrecondition when the
+// RAM is not found.
+struct DomainRam {
+  std::vector<DomainCell> cells;
+  std::vector<HostRange> ranges;  // ranges[i]: cells[i]'s RAM
+};
+absl::StatusOr<DomainRam> FindDomainRam(const std::vector<MapsEntry>& maps,
+                                        std::vector<DomainCell> cells, int vcpus,
+                                        uint64_t max_memory);
+
 }  // namespace numavm
 
 #endif  // NUMAVM_BALANCER_LIBVIRT_DOMAIN_CELLS_H_

@@ -25,8 +25,10 @@ struct SamplerStats {
   uint64_t writes = 0;
   uint64_t unattributed = 0;  // samples with no vCPU (VM-wide or a VMM thread)
   // Hinting faults KVM took in a worker thread (async page faults, Linux
-  // guests), given to the one vCPU blocked at the time (blocked_vcpu.h).
+  // guests), given to the vCPU blocked at the time, or to the vCPUs of
+  // the page's guest NUMA cell in turn (blocked_vcpu.h).
   uint64_t inferred = 0;
+  uint64_t by_cell = 0;
   uint64_t windows = 0;            // scan periods completed
   std::vector<uint64_t> per_vcpu;  // samples by vCPU index
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads

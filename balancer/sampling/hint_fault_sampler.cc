@@ -368,10 +368,10 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   s.gfn = (region->gpa + page_start) / kGuestPageBytes;
   ClearArmed(s.gfn);
   s.vcpu = vcpu_of_thread_ ? vcpu_of_thread_(tid) : kUnknownVcpu;
-  bool inferred = false;
+  FaultOwner inferred;
   if (s.vcpu < 0 && blocked_vcpu_) {
-    s.vcpu = blocked_vcpu_();
-    inferred = s.vcpu >= 0;
+    inferred = blocked_vcpu_(s.gfn);
+    s.vcpu = inferred.vcpu;
   }
   s.kind = (flags & UFFD_PAGEFAULT_FLAG_WRITE) ? AccessKind::kWrite : AccessKind::kRead;
   s.at = clock_();
@@ -384,7 +384,7 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
     ++stats_.reads;
   if (s.vcpu >= 0 && s.vcpu < static_cast<int>(stats_.per_vcpu.size())) {
     ++stats_.per_vcpu[s.vcpu];
-    if (inferred) ++stats_.inferred;
+    if (inferred.vcpu >= 0) ++(inferred.by_cell ? stats_.by_cell : stats_.inferred);
   } else {
     ++stats_.unattributed;
   }

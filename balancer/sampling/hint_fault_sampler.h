@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "balancer/sampling/access_sampler.h"
+#include "balancer/sampling/blocked_vcpu.h"
 #include "balancer/sampling/guest_ram.h"
 
 namespace numavm {
@@ -42,9 +43,9 @@ class HintFaultSampler final : public AccessSampler {
  public:
   using VcpuOfThread = std::function<int(pid_t tid)>;  // -1 if not a vCPU
   using Clock = std::function<absl::Duration()>;
-  // The vCPU a fault from a thread that is not a vCPU belongs to, or -1
-  // (blocked_vcpu.h: KVM's async page faults).
-  using BlockedVcpu = std::function<int()>;
+  // Who a fault on guest page `gfn` from a thread that is not a vCPU
+  // belongs to (blocked_vcpu.h: KVM's async page faults).
+  using BlockedVcpu = std::function<FaultOwner(uint64_t gfn)>;
 
   // Minor faults need shared file memory (memfd or hugetlbfs), write-protect
   // faults anonymous memory.

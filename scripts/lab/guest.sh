@@ -94,6 +94,9 @@ first_touch_on_node0() {
   while kill -0 $pid 2>/dev/null && [ $still -lt 2 ] && [ $waited -lt 600 ]; do
     sleep 1; waited=$((waited + 1))
     now=$(rss $pid)
+    # A Linux guest boots, pauses, then its workload allocates: wait for
+    # the workload's first line (FT_AFTER) before looking for the end.
+    if [ -n "${FT_AFTER:-}" ] && ! grep -q "$FT_AFTER" /tmp/err.txt; then last=$now; continue; fi
     # Grown by under 1% (and something there): the first touch is over.
     if [ "$now" -gt 0 ] && [ $(( (now - last) * 100 )) -le "$now" ]; then
       still=$((still + 1))
@@ -127,29 +130,38 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   if [ "$w" = linux ]; then
     # A Linux guest on numavm's VMM, one guest NUMA cell per lab node with
     # a vCPU each: its console on the lab's (prefixed LINUX), its report.
-    cells=""
-    for n in $(seq 0 $((NODES - 1))); do cells="$cells --cell 256M:$n"; done
     # numabench's numa02 in the guest (guest-tools/linux/numabench.c): a
-    # short run to show it works (boot), a long one to balance (balance:
+    # short run to show it works (boot: a vCPU per cell), a long one to
+    # balance (two vCPUs per cell, the whole VM first touched on lab node 0
+    # through the cpuset as for the kernel's runs, then let go: balance:
     # numavm balances the guest from the host; guest: the guest kernel's
     # own NUMA balancing on its cells, numavm measuring only).
+    per_cell=2 first_touch=yes secs_run=${run_secs:-${secs:-60}}
     case $mode in
-      boot) extra="--balance off --sampler off"; bench="numabench=numa02,64M,5 numa_balancing=disable" ;;
-      balance) extra="--balance on"; bench="numabench=numa02,320M,${run_secs:-${secs:-60}} numa_balancing=disable" ;;
-      guest) extra="--balance off"; bench="numabench=numa02,320M,${run_secs:-${secs:-60}} numa_balancing=enable" ;;
+      boot) per_cell=1 first_touch=; extra="--balance off --sampler off"; bench="numabench=numa02,64M,5 numa_balancing=disable" ;;
+      balance) extra="--balance on"; bench="numabench=numa02,320M,$secs_run numa_balancing=disable" ;;
+      guest) extra="--balance off"; bench="numabench=numa02,320M,$secs_run numa_balancing=enable" ;;
       *) echo "LAB: unknown mode $mode for linux"; continue ;;
     esac
+    cells="" v=0
+    for n in $(seq 0 $((NODES - 1))); do
+      if [ $per_cell -eq 1 ]; then cells="$cells --cell 256M:$v"; else cells="$cells --cell 256M:$v-$((v + per_cell - 1))"; fi
+      v=$((v + per_cell))
+    done
     echo "LAB-BEGIN $w $mode $run"
     : > /tmp/err.txt  # before tail -f looks for it
-    numavm run --kernel /opt/numavm/linux/vmlinuz --initrd /opt/numavm/linux/initrd.gz \
-      --append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7 rdinit=/init $bench" \
-      --vcpus "$NODES" $cells --report=json --duration 900s $extra > /tmp/report.json 2>/tmp/err.txt &
-    pid=$!
     # The guest's console as it comes, on the lab's.
     tail -f /tmp/err.txt | tr -d '\r' | sed 's/^/LINUX: /' &
     tpid=$!
-    wait $pid
-    rc=$?
+    set -- run --kernel /opt/numavm/linux/vmlinuz --initrd /opt/numavm/linux/initrd.gz \
+      --append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7 rdinit=/init $bench" \
+      --vcpus "$v" $cells --report=json --duration 900s --placement-interval "${INTERVAL}s" $extra
+    if [ -n "$first_touch" ]; then
+      FT_AFTER="NUMABENCH numa02 threads" first_touch_on_node0 "$@"
+    else
+      numavm "$@" > /tmp/report.json 2>>/tmp/err.txt
+      rc=$?
+    fi
     # End tail only: the rest of the pipeline then drains what it holds
     # (killing it lost the buffered end of the console, or all of it).
     sleep 1

@@ -351,10 +351,12 @@ std::string LabTable(const std::vector<LabRun>& all) {
         return v.is_number_unsigned() ? v.get<uint64_t>() : uint64_t{0};
       };
       notes += absl::StrFormat(
-          "numavm moved %u, access %s (%u samples, %u unattributed, %u inferred); ",
+          "numavm moved %u, access %s (%u samples, %u unattributed, %u to a blocked vCPU, %u "
+          "by cell); ",
           count(b, "pages_migrated"),
           access ? absl::StrFormat("%.1f%%", 100 * *access) : std::string("-"),
-          count(sm, "samples"), count(sm, "unattributed"), count(sm, "inferred_vcpu"));
+          count(sm, "samples"), count(sm, "unattributed"), count(sm, "inferred_vcpu"),
+          count(sm, "cell_vcpu"));
       auto g = [&](const char* k) {
         auto it = r.guest_counters.find(k);
         return it == r.guest_counters.end() ? uint64_t{0} : it->second;

@@ -81,6 +81,34 @@ TEST(BlockedVcpu, TheOneSleepingThreadIsNamed) {
   EXPECT_EQ(TheOneBlockedVcpu(threads.tids()), 1);
 }
 
+// Several asleep: the faulting page's cell names the one of them that is
+// its - if only one of them is.
+TEST(BlockedVcpu, TheCellDecidesBetweenSeveralSleepers) {
+  Threads threads({true, false, true, true});
+  EXPECT_EQ(TheOneBlockedVcpu(threads.tids(), {0, 1}), 0) << "cell of vCPUs 0-1";
+  EXPECT_EQ(TheOneBlockedVcpu(threads.tids(), {2, 3}), -1) << "both of cell 2-3 sleep";
+  EXPECT_EQ(TheOneBlockedVcpu(threads.tids(), {1}), -1) << "its vCPU runs";
+}
+
+// A guest with cells: a worker's fault nobody asleep explains goes to the
+// page's cell's vCPUs in turn; a blocked vCPU still comes first; without
+// cells there is no such fallback.
+TEST(BlockedVcpu, WorkerFaultsNobodyExplainsGoToThePagesCell) {
+  Threads running({false, false, false, false});
+  WorkerFaultOwner owner({{100, {0, 1}}, {200, {2, 3}}});
+  FaultOwner a = owner.Of(150, running.tids()), b = owner.Of(150, running.tids());
+  EXPECT_TRUE(a.by_cell && b.by_cell);
+  EXPECT_EQ(std::vector<int>({a.vcpu, b.vcpu}), std::vector<int>({2, 3})) << "in turn";
+  EXPECT_EQ(owner.Of(10, running.tids()).vcpu / 2, 0) << "cell 0's";
+  EXPECT_EQ(owner.Of(500, running.tids()).vcpu, -1) << "past every cell";
+  WorkerFaultOwner one_cell({{200, {0, 1, 2, 3}}});
+  EXPECT_EQ(one_cell.Of(150, running.tids()).vcpu, -1) << "one cell says nothing";
+  Threads one_asleep({false, true, false, false});
+  FaultOwner c = owner.Of(150, one_asleep.tids());
+  EXPECT_EQ(c.vcpu, 1) << "the blocked vCPU, whatever the cell";
+  EXPECT_FALSE(c.by_cell);
+}
+
 TEST(BlockedVcpu, NobodyIsNamedWhenSeveralOrNoneSleep) {
   {
     Threads threads({true, false, true});
@@ -113,7 +141,13 @@ TEST(BlockedVcpu, AHintingFaultFromAWorkerGoesToTheBlockedVcpu) {
     auto sampler = HintFaultSampler::Create(
         {r}, 2, [](pid_t) { return -1; }, [] { return absl::ZeroDuration(); });
     ASSERT_TRUE(sampler.ok()) << sampler.status();
-    if (told) (*sampler)->set_blocked_vcpu([] { return 1; });
+    uint64_t asked = 99;
+    if (told) {
+      (*sampler)->set_blocked_vcpu([&asked](uint64_t gfn) {
+        asked = gfn;
+        return FaultOwner{1, false};
+      });
+    }
     if (absl::Status s = (*sampler)->Start(); !s.ok()) {
       GTEST_SKIP() << "userfaultfd minor faults on memfd are not available here: " << s;
     }
@@ -129,6 +163,7 @@ TEST(BlockedVcpu, AHintingFaultFromAWorkerGoesToTheBlockedVcpu) {
     const SamplerStats stats = (*sampler)->stats();
     if (told) {
       EXPECT_EQ(batch[0].vcpu, 1);
+      EXPECT_EQ(asked, 2u) << "asked with the faulting page";
       EXPECT_EQ(stats.inferred, 1u);
       EXPECT_EQ(stats.per_vcpu[1], 1u);
       EXPECT_EQ(stats.unattributed, 0u);

@@ -239,7 +239,8 @@ TEST(LabResultsTest, ALinuxGuestRowShowsTheGuestsWorkAndBothBalancers) {
   nlohmann::json balance;
   balance["exit_code"] = 0;
   balance["balance"] = {{"pages_migrated", 1022}, {"access_locality", 0.75}};
-  balance["sampling"] = {{"samples", 358}, {"unattributed", 12}, {"inferred_vcpu", 280}};
+  balance["sampling"] = {
+      {"samples", 358}, {"unattributed", 12}, {"inferred_vcpu", 280}, {"cell_vcpu", 60}};
   nlohmann::json guest = balance;
   guest["balance"] = {{"pages_migrated", 0}, {"access_locality", nullptr}};
   const std::string log =
@@ -267,13 +268,14 @@ TEST(LabResultsTest, ALinuxGuestRowShowsTheGuestsWorkAndBothBalancers) {
   EXPECT_EQ(runs[1].guest_counters["numa_hint_faults_local"], 547173u);
   const std::string table = LabTable(runs);
   EXPECT_NE(table.find("guest numabench 1225.3 MiB/s; numavm moved 1022, access 75.0% (358 "
-                       "samples, 12 unattributed, 280 inferred); the guest's balancing: 0 PTE "
-                       "updates, 0 hint faults (0 local), 0 migrated"),
+                       "samples, 12 unattributed, 280 to a blocked vCPU, 60 by cell); the "
+                       "guest's balancing: 0 PTE updates, 0 hint faults (0 local), 0 migrated"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("guest numabench 1101.0 MiB/s; numavm moved 0, access - (358 samples, 12 "
-                       "unattributed, 280 inferred); the guest's balancing: 547185 PTE updates, "
-                       "547183 hint faults (547173 local), 6 migrated"),
+                       "unattributed, 280 to a blocked vCPU, 60 by cell); the guest's "
+                       "balancing: 547185 PTE updates, 547183 hint faults (547173 local), 6 "
+                       "migrated"),
             std::string::npos)
       << table;
 }
