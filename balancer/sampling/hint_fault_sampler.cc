@@ -46,7 +46,8 @@ absl::StatusOr<std::unique_ptr<HintFaultSampler>> HintFaultSampler::Create(
     }
     if (kind == HintFaults::kWriteProtect && r.shared_file) {
       return absl::FailedPreconditionError(
-          "--sampler=wp needs --backing=anon: on memfd or hugetlb memory use --sampler=hint, "
+          "--sampler=wp needs --backing=anon or thp: on memfd or hugetlb memory use "
+          "--sampler=hint, "
           "which sees reads too");
     }
   }
