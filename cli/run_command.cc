@@ -291,6 +291,11 @@ int RunCommand(const RunFlags& flags) {
     summary.sampling.ceiling_bytes_per_second = sampling->scan_rate_ceiling();
     summary.sampling.fault_cost = (*sampler)->FaultCost();
     summary.sampling.host_cost_per_probe = sampling->host_cost_per_probe();
+    const SamplingLoop::HostSplit split = sampling->host_split();
+    summary.sampling.host_arm = split.arm;
+    summary.sampling.host_collect = split.collect;
+    summary.sampling.host_decide = split.decide;
+    summary.sampling.host_migrate = split.migrate;
     summary.sampling.stall_share = sampling->stall_share();
     summary.sampling.stall_budget = options.sampling.rate.stall_budget;
     summary.sampling.probes_per_region = options.sampling.rate.probes_per_region;

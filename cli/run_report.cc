@@ -107,6 +107,11 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"probes_per_region", sm.probes_per_region},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
+                   {"host_cpu_seconds",
+                    {{"arm", Seconds(sm.host_arm)},
+                     {"collect", Seconds(sm.host_collect)},
+                     {"decide", Seconds(sm.host_decide)},
+                     {"migrate", Seconds(sm.host_migrate)}}},
                    {"stall_share", sm.stall_share},
                    {"stall_budget", sm.stall_budget},
                    {"period_seconds", Seconds(sm.period)},
@@ -224,6 +229,11 @@ std::string SummaryToTable(const RunSummary& s) {
                   absl::ToDoubleMicroseconds(sm.fault_cost),
                   absl::ToDoubleMicroseconds(sm.host_cost_per_probe), 100 * sm.stall_share,
                   100 * sm.stall_budget));
+    absl::StrAppend(&out,
+                    absl::StrFormat("\n           sampling thread CPU: arming %.3f s, collecting "
+                                    "%.3f s, deciding %.3f s, migrating %.3f s",
+                                    Seconds(sm.host_arm), Seconds(sm.host_collect),
+                                    Seconds(sm.host_decide), Seconds(sm.host_migrate)));
     if (sm.period_max > sm.period) {
       absl::StrAppend(&out, "\n           adaptive period ", absl::FormatDuration(sm.period), "-",
                       absl::FormatDuration(sm.period_max), ": ended at ",

@@ -34,6 +34,8 @@ struct SamplingSummary {
   double ceiling_bytes_per_second = 0;
   absl::Duration fault_cost;
   absl::Duration host_cost_per_probe;  // the sampling thread's time per probe
+  // The sampling thread's CPU by what it did (SamplingLoop::HostSplit).
+  absl::Duration host_arm, host_collect, host_decide, host_migrate;
   double stall_share = 0;
   double stall_budget = 0;
   int probes_per_region = 0;

@@ -23,7 +23,13 @@ absl::Status SamplingLoop::Start() {
     ceiling_ = scan_->ceiling_bytes_per_second();
     period_ = scan_->period();
   }
-  if (absl::Status s = sampler_.Arm(scan_->NextArm()); !s.ok()) {
+  const absl::Duration arm_start = ThreadCpuTime();
+  absl::Status armed = sampler_.Arm(scan_->NextArm());
+  {
+    absl::MutexLock lock(&mu_);
+    split_.arm += ThreadCpuTime() - arm_start;
+  }
+  if (absl::Status s = armed; !s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
     status_ = s;
@@ -40,9 +46,12 @@ void SamplingLoop::CollectOnce() {
     if (sampler_stopped_) return;
   }
   AccessBatch batch;
+  const absl::Duration collect_start = ThreadCpuTime();
   absl::Status s = sampler_.Collect(batch);
+  const absl::Duration decide_start = ThreadCpuTime();
   PeriodOutcome outcome;
   if (consumer_ && !batch.empty()) outcome = consumer_(batch);
+  const absl::Duration decide_end = ThreadCpuTime();
   bool idle = false;
   // Without the vCPUs' CPU time, assume every vCPU was busy.
   absl::Duration busy = period() * scan_config_.vcpus;
@@ -72,11 +81,20 @@ void SamplingLoop::CollectOnce() {
       host_per_probe_ = scan_->host_cost_per_probe();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
+    split_.collect += decide_start - collect_start;
+    const absl::Duration decide = decide_end - decide_start;
+    split_.decide += std::max(absl::ZeroDuration(), decide - outcome.move_cpu_time);
+    split_.migrate += std::min(decide, outcome.move_cpu_time);
     busy_ += busy;
     if (idle) ++idle_periods_;
   }
   last_thread_cpu_ = thread_now;
-  if (!idle && s.ok()) s = sampler_.Arm(scan_->NextArm());
+  if (!idle && s.ok()) {
+    const absl::Duration arm_start = ThreadCpuTime();
+    s = sampler_.Arm(scan_->NextArm());
+    absl::MutexLock lock(&mu_);
+    split_.arm += ThreadCpuTime() - arm_start;
+  }
   if (!s.ok()) {
     sampler_.Stop();
     absl::MutexLock lock(&mu_);
@@ -135,6 +153,11 @@ double SamplingLoop::scan_rate_ceiling() const {
 absl::Duration SamplingLoop::host_cost_per_probe() const {
   absl::MutexLock lock(&mu_);
   return host_per_probe_;
+}
+
+SamplingLoop::HostSplit SamplingLoop::host_split() const {
+  absl::MutexLock lock(&mu_);
+  return split_;
 }
 
 double SamplingLoop::stall_share() const {

@@ -58,6 +58,13 @@ class SamplingLoop final {
   double stall_share() const;
   // This thread's time per armed probe, as the stall budget charges it.
   absl::Duration host_cost_per_probe() const;
+  // Where this thread's CPU went, summed over the run: arming probes,
+  // collecting samples, the balancer's decisions, and its page migrations
+  // (which the stall budget does not charge).
+  struct HostSplit {
+    absl::Duration arm, collect, decide, migrate;
+  };
+  HostSplit host_split() const;
 
  private:
   void Loop();
@@ -83,6 +90,7 @@ class SamplingLoop final {
   double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration host_per_probe_ ABSL_GUARDED_BY(mu_);
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
+  HostSplit split_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace numavm

@@ -337,6 +337,13 @@ std::string LabTable(const std::vector<LabRun>& all) {
             100 * sm.value("stall_budget", 0.0), 1e6 * sm.value("host_seconds_per_probe", 0.0),
             1e6 * sm.value("fault_cost_seconds", 0.0),
             sm.value("rate_bytes_per_second", 0.0) / (1 << 20));
+        // Where the sampling thread's CPU went (reports since 2026-12-02).
+        const nlohmann::json& split = Member(sm, "host_cpu_seconds");
+        if (split.is_object()) {
+          notes += absl::StrFormat("(sampler CPU: arm %.1f s, collect %.1f s, decide %.1f s) ",
+                                   split.value("arm", 0.0), split.value("collect", 0.0),
+                                   split.value("decide", 0.0));
+        }
       }
     }
     if (r.workload == "linux" && r.report.is_object()) {
