@@ -187,7 +187,8 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     kernel) echo 1 > /proc/sys/kernel/numa_balancing; extra="--balance off --sampler off --backing anon" ;;
     kernel-thp) echo 1 > /proc/sys/kernel/numa_balancing; echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
                 extra="--balance off --sampler off --backing thp" ;;
-    numad) numad -i 5 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
+    numad) mkdir -p /var/log; : > /var/log/numad.log
+           numad -i 5 -l 7 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
            extra="--balance off --sampler off --backing anon" ;;
     churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
     churn-unmapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-unmapped" ;;
@@ -231,6 +232,9 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     while kill -0 "$NUMAD" 2>/dev/null && [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
     kill -9 "$NUMAD" 2>/dev/null
     NUMAD=
+    # What numad thought of the VM (its log, debug level): the table's
+    # peer evidence when it moved nothing.
+    grep -v "^\s*$" /var/log/numad.log 2>/dev/null | tail -n 40 | sed "s/^/LAB-NUMAD $w /"
   fi
   if [ -n "$(pidof numad)" ]; then echo "LAB-ERR numad is still running"; fi
   # The nested guest triple-faulted: this lab's failure under page
