@@ -105,6 +105,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"rate_bytes_per_second", sm.rate_bytes_per_second},
                    {"rate_ceiling_bytes_per_second", sm.ceiling_bytes_per_second},
                    {"probes_per_region", sm.probes_per_region},
+                   {"probe_run_pages", sm.probe_run_pages},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"host_cpu_seconds",
@@ -212,10 +213,12 @@ std::string SummaryToTable(const RunSummary& s) {
         sm.window_bytes > 0
             ? absl::StrFormat("window %s every %s", FormatSize(sm.window_bytes),
                               absl::FormatDuration(sm.period))
-            : absl::StrFormat("regions, %d probes each, at %s/s (ceiling %s/s)",
-                              sm.probes_per_region,
-                              FormatSize(static_cast<uint64_t>(sm.rate_bytes_per_second)),
-                              FormatSize(static_cast<uint64_t>(sm.ceiling_bytes_per_second)));
+            : absl::StrFormat(
+                  "regions, %d probes each%s, at %s/s (ceiling %s/s)", sm.probes_per_region,
+                  sm.probe_run_pages > 1 ? absl::StrFormat(" in runs of %u", sm.probe_run_pages)
+                                         : std::string(),
+                  FormatSize(static_cast<uint64_t>(sm.rate_bytes_per_second)),
+                  FormatSize(static_cast<uint64_t>(sm.ceiling_bytes_per_second)));
     absl::StrAppend(
         &out,
         absl::StrFormat(

@@ -39,7 +39,8 @@ struct SamplingSummary {
   double stall_share = 0;
   double stall_budget = 0;
   int probes_per_region = 0;
-  std::string error;  // why sampling stopped early, if it did
+  uint64_t probe_run_pages = 1;  // neighbouring pages per arming call
+  std::string error;             // why sampling stopped early, if it did
 };
 
 struct BalanceSummary {

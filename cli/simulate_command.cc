@@ -59,15 +59,24 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     return absl::InvalidArgumentError(
         absl::StrCat("--first-touch '", flags.first_touch, "': want boot or spread"));
   }
-  // The one duration parser of every flag (0 allowed here: a free fault).
-  const absl::StatusOr<absl::Duration> cost =
-      flags.fault_cost == "0" ? absl::StatusOr<absl::Duration>(absl::ZeroDuration())
-                              : ParseTimeout(flags.fault_cost);
-  if (!cost.ok() || *cost > absl::Seconds(1)) {
-    return absl::InvalidArgumentError(absl::StrCat("--fault-cost '", flags.fault_cost,
-                                                   "': want a duration from 0 to 1s, e.g. 55us"));
-  }
-  o.costs.hint_fault = *cost;
+  // A cost, 0 to 1 s, through the one duration parser of every flag (0
+  // allowed here: free).
+  auto cost = [](const char* flag, const std::string& text,
+                 const char* example) -> absl::StatusOr<absl::Duration> {
+    const absl::StatusOr<absl::Duration> d =
+        text == "0" ? absl::StatusOr<absl::Duration>(absl::ZeroDuration()) : ParseTimeout(text);
+    if (!d.ok() || *d > absl::Seconds(1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " '", text, "': want a duration from 0 to 1s, e.g. ", example));
+    }
+    return *d;
+  };
+  absl::StatusOr<absl::Duration> fault = cost("--fault-cost", flags.fault_cost, "55us");
+  if (!fault.ok()) return fault.status();
+  o.costs.hint_fault = *fault;
+  absl::StatusOr<absl::Duration> arm = cost("--arm-cost", flags.arm_cost, "3ms");
+  if (!arm.ok()) return arm.status();
+  o.costs.arm_page = *arm;
   absl::StatusOr<SamplerKind> sampler = ParseSamplerKind(flags.sampler);
   if (!sampler.ok()) return sampler.status();
   o.sampler = *sampler;
@@ -137,6 +146,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"first_touch", flags.first_touch},
                 {"sampler", SamplerKindName(o.sampler)},
                 {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
+                {"arm_cost_seconds", absl::ToDoubleSeconds(o.costs.arm_page)},
                 {"balance", BalanceModeName(o.mode)},
                 {"migrate_bytes_per_second", o.migrate_bytes_per_second},
                 {"scan", o.scan.window_bytes > 0 ? "window" : "regions"},

@@ -18,6 +18,7 @@ struct SimulateFlags {
   uint64_t seed = 1;
   std::string first_touch = "boot";
   std::string fault_cost = "55us";
+  std::string arm_cost = "2us";
   std::string report = "table";
   std::string sampler = "hint";
   std::string balance = "on";

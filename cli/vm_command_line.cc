@@ -224,6 +224,9 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
   AddDurationOption(sim, "--fault-cost", &flags.fault_cost,
                     "one hinting-fault round trip, charged to the faulting vCPU (default 55us, as "
                     "measured on the development machine; hardware: 7-40us)");
+  AddDurationOption(sim, "--arm-cost", &flags.arm_cost,
+                    "the host's time to arm one probe page, charged to the scan's budget (default "
+                    "2us, as measured on the development machine; the NUMA lab: 2-3ms)");
   AddReportFlags(sim, &flags.report, "report format");
   OneOf(sim->add_option("--sampler", flags.sampler,
                         "hint (default), wp, ring, dirtylog or off, as in 'numavm run'"),

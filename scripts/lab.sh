@@ -112,7 +112,8 @@ for nodes in ${nodes_list//,/ }; do
       if grep -q "^LAB-BEGIN $w $m $entry\$" "$part"; then
         why=$(grep -m1 "^LAB-FAIL $w $m " "$part" | cut -d' ' -f4- | cut -c1-120)
         if [ -z "$why" ]; then
-          why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|soft lockup|BUG:|Oops' "$part" | tr -d '\r' | cut -c1-120)
+          # Nothing recognisable (a panic cut short): no match is no error.
+          why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|soft lockup|BUG:|Oops|Call Trace' "$part" | tr -d '\r' | cut -c1-120 || true)
           echo "LAB-FAIL $w $m ${why:-the lab stopped}" >> "$log"
         fi
         echo "lab: $w $m: lab failure (${why:-the lab stopped})" >&2

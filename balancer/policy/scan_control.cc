@@ -110,6 +110,10 @@ ScanPlan ScanControl::NextArm() {
     }
     carry_ = 0;
   }
+  // Where an arming call costs more than faults do, each probe position is
+  // a run of neighbouring pages armed with one call (ScanRate::RunPages).
+  const uint64_t run = align_pages_ < kRegionPages ? rate_->RunPages(probes) : 1;
+  run_pages_ = run;
   for (uint64_t i = 0; i < n && !wrapped_; ++i) {
     const GfnRange region = NextRegion();
     plan.regions.push_back(region);
@@ -122,14 +126,30 @@ ScanPlan ScanControl::NextArm() {
     // the same pages and denser sets contain sparser ones.
     const uint64_t stride = kRegionPages / probes;
     const uint64_t index = region.first / kRegionPages;
+    const uint64_t base = region.first - region.first % kRegionPages;
+    if (run > 1) {
+      // probes / run places, a run of `run` pages each, every run within
+      // its share of the region, at an offset that moves with each sweep:
+      // fewer places a visit, so successive visits look at different ones
+      // (a region used by two owners then disagrees with itself across
+      // visits and is not settled on one spot's evidence).
+      const uint64_t step = stride * run;
+      const uint64_t offset =
+          ((index + sweeps_ * 0x51ed27ull) * 0x9e3779b97f4a7c15ull >> 40) % (step - run + 1);
+      for (uint64_t g = base + offset; g < region.end(); g += step) {
+        const uint64_t first = std::max(g, region.first), end = std::min(g + run, region.end());
+        if (first < end) plan.probes.push_back({first, end - first});
+      }
+      continue;
+    }
     const uint64_t jitter = (index * 0x9e3779b97f4a7c15ull >> 40) % stride;
-    for (uint64_t g = region.first - region.first % kRegionPages + jitter; g < region.end();
-         g += stride) {
+    for (uint64_t g = base + jitter; g < region.end(); g += stride) {
       if (g >= region.first) plan.probes.push_back({g, 1});
     }
   }
   probes_armed_ = 0;
   for (const GfnRange& p : plan.probes) probes_armed_ += p.count;
+  arm_calls_ = plan.probes.size();
   regions_armed_ = plan.regions.size();
   regions_armed_total_ += regions_armed_;
   return plan;
@@ -142,8 +162,8 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
   // Measuring only (not adaptive): the rate the budget allows, without
   // the back-off.
   const uint64_t work = adaptive_ ? f.outcome.wanted_moves + f.outcome.changing : UINT64_MAX / 4;
-  rate_->OnPeriod({current_, f.vcpu_busy, regions_armed_, probes_armed_, f.faults, f.fault_cost,
-                   f.host_time, work, f.outcome.vcpu_moves > 0, wrapped});
+  rate_->OnPeriod({current_, f.vcpu_busy, regions_armed_, probes_armed_, arm_calls_, f.faults,
+                   f.fault_cost, f.host_time, work, f.outcome.vcpu_moves > 0, wrapped});
   current_ = PeriodFor(rate_->regions_per_second());
   return current_;
 }

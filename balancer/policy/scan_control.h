@@ -7,10 +7,11 @@
 // next regions at the scan rate (policy/scan_rate.h), a few probe pages in
 // each (`probes_per_region`, spread over the region at offsets fixed per
 // region, so that the same pages are sampled on every sweep and hand-overs
-// between vCPUs show). Samplers that pay per fault arm the probes; the
-// others watch the whole regions. At most one sweep a period: when the
-// rate allows more (small guests) the period shortens, down to 100 ms, and
-// past that the probes grow denser.
+// between vCPUs show; where one arming call costs the host more than a few
+// faults cost the guest, the probes come as runs of neighbouring pages at
+// fewer places, one call a run: ScanRate::RunPages). Samplers that pay per fault arm the probes;
+// the others watch the whole regions. At most one sweep a period: when the rate allows more (small
+// guests) the period shortens, down to 100 ms, and past that the probes grow denser.
 //
 // With `window_bytes` set it is the older scanner: that many bytes a period,
 // every page of them, and a period that adapts to the outcome
@@ -82,6 +83,9 @@ class ScanControl {
   // balancing), as the budget charges it; zero otherwise.
   absl::Duration host_cost_per_probe() const;
   uint64_t regions_armed() const { return regions_armed_total_; }
+  // Regions mode: the pages of each probe run in the last plan (1: single
+  // pages spread over the region).
+  uint64_t run_pages() const { return run_pages_; }
 
  private:
   GfnRange NextRegion();  // the next region of the coverage, wrapping
@@ -105,8 +109,9 @@ class ScanControl {
   bool wrapped_ = false;  // the last NextArm completed a sweep
   uint64_t sweeps_ = 0;
   double carry_ = 0;  // fractional regions owed to the next period
-  uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0;
+  uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0, arm_calls_ = 0;
   uint64_t regions_total_ = 0;  // one sweep
+  uint64_t run_pages_ = 1;
 };
 
 }  // namespace numavm

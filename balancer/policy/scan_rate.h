@@ -42,6 +42,7 @@ struct ScanPeriodFigures {
   absl::Duration vcpu_busy;    // CPU time of all vCPU threads in it
   uint64_t regions_armed = 0;  // armed at its start
   uint64_t probes_armed = 0;   // pages armed in them
+  uint64_t arm_calls = 0;      // ranges they were armed as (one call each)
   uint64_t faults = 0;         // samples that cost the guest a fault
   absl::Duration fault_cost;   // one fault's round trip
   absl::Duration host_time;    // the host's time for the period's scan
@@ -57,9 +58,12 @@ class ScanRate {
       : config_(config),
         region_bytes_(region_bytes),
         probes_(std::max(1, config.probes_per_region)) {
-    // Before anything is measured: every vCPU busy, the given fault cost.
+    // Before anything is measured: every vCPU busy, the given fault cost;
+    // the first period at the floor, since the host's time to arm is not
+    // known yet (milliseconds a call in the NUMA lab: at the ceiling its
+    // first period alone would spend a third of a minute's budget).
     ceiling_ = Ceiling(absl::Seconds(vcpus), fault_cost, absl::Seconds(1));
-    regions_ = ceiling_;
+    regions_ = Floor();
   }
 
   // Regions to arm per second, at `probes_per_region` each (the scan
@@ -69,6 +73,22 @@ class ScanRate {
   double ceiling_bytes_per_second() const { return ceiling_ * region_bytes_; }
   // The host's time per armed probe as measured (smoothed), seconds.
   double host_seconds_per_probe() const { return host_per_probe_; }
+  // ... and per arming call (a range of neighbouring probes costs one).
+  double host_seconds_per_call() const { return host_per_call_; }
+  // How many neighbouring pages each probe position should be, at most
+  // `max`: a power of two, doubled while one arming call costs the host
+  // more than that many faults cost the guest. Where calls are cheap next
+  // to faults (the development machine: ~2-10 us against ~55 us) it is 1
+  // and the probes spread over the region; where a call costs milliseconds
+  // (the NUMA lab's nested TLB shootdowns, docs/numa-lab.md) a region is
+  // visited at fewer places with a run of pages each, for one call, and
+  // the budget then covers more regions.
+  int RunPages(int max) const {
+    int k = 1;
+    const double fault = absl::ToDoubleSeconds(fault_cost_);
+    while (k * 2 <= max && host_per_call_ > k * fault) k *= 2;
+    return k;
+  }
 
   void OnPeriod(const ScanPeriodFigures& f) {
     if (f.probes_armed > 0) {
@@ -76,9 +96,17 @@ class ScanRate {
       // this is a slight underestimate while memory is idle).
       const double seen = static_cast<double>(f.faults) / f.probes_armed;
       faults_per_probe_ = std::clamp(0.7 * faults_per_probe_ + 0.3 * seen, 0.0625, 1.0);
+      // The first measurement is taken as it is: smoothing it in from zero
+      // would let a host where arming is dear (milliseconds a call) spend
+      // several periods over its budget before the estimate caught up.
+      const double w = measured_ ? 0.3 : 1.0;
+      measured_ = true;
       const double host = absl::ToDoubleSeconds(f.host_time) / f.probes_armed;
-      host_per_probe_ = 0.7 * host_per_probe_ + 0.3 * host;
+      host_per_probe_ = (1 - w) * host_per_probe_ + w * host;
+      const double calls = static_cast<double>(std::max<uint64_t>(1, f.arm_calls));
+      host_per_call_ = (1 - w) * host_per_call_ + w * absl::ToDoubleSeconds(f.host_time) / calls;
     }
+    if (f.fault_cost > absl::ZeroDuration()) fault_cost_ = f.fault_cost;
     ceiling_ = Ceiling(f.vcpu_busy, f.fault_cost, f.length);
     sweep_work_ += f.work;
     sweep_regions_ += f.regions_armed;
@@ -128,6 +156,9 @@ class ScanRate {
   const int probes_;
   double faults_per_probe_ = 1;
   double host_per_probe_ = 0;  // seconds
+  double host_per_call_ = 0;   // seconds
+  bool measured_ = false;      // host time seen once
+  absl::Duration fault_cost_ = absl::Microseconds(55);
   double ceiling_ = 0;
   double regions_ = 0;
   uint64_t sweep_work_ = 0, sweep_regions_ = 0;  // this sweep so far

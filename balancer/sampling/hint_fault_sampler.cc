@@ -192,15 +192,36 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
     const uint64_t offset = range.first - r->first_gfn();
     const uint64_t count = std::min(range.count, r->pages() - offset);
     uint8_t* host = r->host + offset * kGuestPageBytes;
-    if (count == 1) {
-      // A probe still armed since an earlier sweep stays as it is. A page
-      // not in the page cache (or never touched) is not armed at all: its
-      // first touch is a missing fault, which neither kind sees.
-      if (IsArmed(range.first)) continue;
-      unsigned char resident = 0;
-      if (::mincore(host, kGuestPageBytes, &resident) != 0 || !(resident & 1)) continue;
-      SetArmed(range.first);
-    } else if (kind_ == HintFaults::kWriteProtect) {
+    if (count <= kMaxRunPages && r->page_bytes == kGuestPageBytes) {
+      // A probe, or a run of neighbouring probe pages (scan_control.h). A
+      // page still armed since an earlier sweep stays as it is. A page not
+      // in the page cache (or never touched) is not armed at all: its first
+      // touch is a missing fault, which neither kind sees. The rest is
+      // armed with one call per stretch of neighbours - one call for the
+      // whole run in the usual case.
+      unsigned char resident[kMaxRunPages];
+      if (::mincore(host, count * kGuestPageBytes, resident) != 0) continue;
+      uint64_t i = 0;
+      while (i < count) {
+        const uint64_t start = i;
+        while (i < count && !IsArmed(range.first + i) && (resident[i] & 1)) {
+          SetArmed(range.first + i);
+          ++i;
+        }
+        if (i > start) {
+          const uint64_t pages = i - start;
+          if (absl::Status s = Protect(host + start * kGuestPageBytes, pages * kGuestPageBytes);
+              !s.ok()) {
+            return s;
+          }
+          armed += pages;
+        } else {
+          ++i;  // armed already, or not resident
+        }
+      }
+      continue;
+    }
+    if (kind_ == HintFaults::kWriteProtect) {
       // Marked so that Stop lifts every protection it set.
       for (uint64_t i = 0; i < count; ++i) SetArmed(range.first + i);
     }

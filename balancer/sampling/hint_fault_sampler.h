@@ -105,6 +105,9 @@ class HintFaultSampler final : public AccessSampler {
   int stop_fd_ = -1;
   std::thread handler_;
   bool registered_ = false;
+  // The longest run of probe pages armed page by page (with its own
+  // bookkeeping); longer ranges (windows, huge pages) are armed whole.
+  static constexpr uint64_t kMaxRunPages = 64;
   // Pages zapped and not faulted since (bit per guest page, by gfn): a probe
   // still armed is not zapped again - a zap costs the guest too (KVM drops
   // its mapping), and idle memory would pay it every sweep.

@@ -79,6 +79,7 @@ void SamplingLoop::CollectOnce() {
       rate_ = scan_->rate_bytes_per_second();
       ceiling_ = scan_->ceiling_bytes_per_second();
       host_per_probe_ = scan_->host_cost_per_probe();
+      run_pages_ = scan_->run_pages();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
     split_.collect += decide_start - collect_start;
@@ -153,6 +154,11 @@ double SamplingLoop::scan_rate_ceiling() const {
 absl::Duration SamplingLoop::host_cost_per_probe() const {
   absl::MutexLock lock(&mu_);
   return host_per_probe_;
+}
+
+uint64_t SamplingLoop::probe_run_pages() const {
+  absl::MutexLock lock(&mu_);
+  return run_pages_;
 }
 
 SamplingLoop::HostSplit SamplingLoop::host_split() const {

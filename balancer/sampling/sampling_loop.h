@@ -58,6 +58,8 @@ class SamplingLoop final {
   double stall_share() const;
   // This thread's time per armed probe, as the stall budget charges it.
   absl::Duration host_cost_per_probe() const;
+  // The pages of each probe run the scan arms (1: single pages).
+  uint64_t probe_run_pages() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
   // (which the stall budget does not charge).
@@ -89,6 +91,7 @@ class SamplingLoop final {
   uint64_t period_changes_ ABSL_GUARDED_BY(mu_) = 0;
   double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration host_per_probe_ ABSL_GUARDED_BY(mu_);
+  uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);
 };

@@ -23,6 +23,17 @@ std::vector<GfnRange> Union(std::vector<GfnRange> ranges) {
   return out;
 }
 
+// Pages of `r` in `armed` (sorted, disjoint).
+uint64_t Overlap(const std::vector<GfnRange>& armed, const GfnRange& r) {
+  auto it = std::upper_bound(armed.begin(), armed.end(), r.first,
+                             [](uint64_t g, const GfnRange& a) { return g < a.end(); });
+  uint64_t n = 0;
+  for (; it != armed.end() && it->first < r.end(); ++it) {
+    n += std::min(it->end(), r.end()) - std::max(it->first, r.first);
+  }
+  return n;
+}
+
 }  // namespace
 
 SamplerModel::SamplerModel(SamplerKind kind, int vcpus, uint64_t pages, uint64_t seed,
@@ -53,12 +64,21 @@ void SamplerModel::Arm(const ScanPlan& plan) {
     // A zapped (or write-protected) page stays unmapped until touched: the new window adds to
     // what earlier windows left armed, and a page still armed is not
     // zapped again.
+    // A probe or a run of neighbouring probe pages is one call (one
+    // shootdown) for the host, however many of its pages it zaps; a larger
+    // range (a window, a huge page) is charged per 4 KiB page.
+    double calls = 0;
+    for (const GfnRange& r : clipped) {
+      const uint64_t fresh = r.count - Overlap(armed_, r);
+      if (fresh == 0) continue;
+      calls += r.count <= kMaxRunPages ? 1.0 : static_cast<double>(fresh);
+    }
     const uint64_t before = armed_pages();
     clipped.insert(clipped.end(), armed_.begin(), armed_.end());
     armed_ = Union(std::move(clipped));
     const uint64_t zapped = armed_pages() - before;
     stats_.pages_armed += zapped;
-    last_arm_cost_ = costs_.arm_page * static_cast<double>(zapped);
+    last_arm_cost_ = costs_.arm_page * calls;
   } else {
     stats_.pages_armed += asked;
     // The dirty log harvests, and the ring reports, only what was armed last.

@@ -36,12 +36,14 @@ struct SamplerCosts {
   absl::Duration write_protect_fault = absl::Microseconds(1);
   // Zapping one probe page (madvise, KVM dropping its mapping): the
   // sampler's CPU time per armed page on the development machine
-  // (tests/bench/sampler_bench.cc: ~2 us).
+  // (tests/bench/sampler_bench.cc: ~2 us), and per arming call: a run of
+  // neighbouring probe pages (up to kMaxRunPages) costs it once.
   absl::Duration arm_page = absl::Microseconds(2);
 };
 
 class SamplerModel {
  public:
+  static constexpr uint64_t kMaxRunPages = 64;
   SamplerModel(SamplerKind kind, int vcpus, uint64_t pages, uint64_t seed, SamplerCosts costs);
 
   SamplerKind kind() const { return kind_; }

@@ -234,7 +234,8 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     NUMAD=
     # What numad thought of the VM (its log, debug level): the table's
     # peer evidence when it moved nothing.
-    grep -v "^\s*$" /var/log/numad.log 2>/dev/null | tail -n 40 | sed "s/^/LAB-NUMAD $w /"
+    { grep -i -E "advis|moving|bind|assign" /var/log/numad.log | head -n 20
+      grep -v "^\s*$" /var/log/numad.log | tail -n 12; } 2>/dev/null | sed "s/^/LAB-NUMAD $w /"
   fi
   if [ -n "$(pidof numad)" ]; then echo "LAB-ERR numad is still running"; fi
   # The nested guest triple-faulted: this lab's failure under page

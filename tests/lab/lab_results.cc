@@ -340,9 +340,11 @@ std::string LabTable(const std::vector<LabRun>& all) {
         // Where the sampling thread's CPU went (reports since 2026-12-02).
         const nlohmann::json& split = Member(sm, "host_cpu_seconds");
         if (split.is_object()) {
-          notes += absl::StrFormat("(sampler CPU: arm %.1f s, collect %.1f s, decide %.1f s) ",
+          notes += absl::StrFormat("(sampler CPU: arm %.1f s, collect %.1f s, decide %.1f s",
                                    split.value("arm", 0.0), split.value("collect", 0.0),
                                    split.value("decide", 0.0));
+          const uint64_t run = sm.value("probe_run_pages", uint64_t{1});
+          notes += run > 1 ? absl::StrFormat("; probes in runs of %u) ", run) : ") ";
         }
       }
     }

@@ -57,6 +57,46 @@ TEST(ScanControl, ASweepArmsEveryPageOfTheCoverageOnceInRegions) {
   EXPECT_EQ(sweep.regions.size(), 11u);
 }
 
+// Arms `periods` periods, each reported as costing `per_call` of host time
+// per arming call and `fault` per fault; the plan that follows.
+ScanPlan PlanAfter(ScanControl& scan, int periods, absl::Duration per_call, absl::Duration fault) {
+  for (int i = 0; i < periods; ++i) {
+    const ScanPlan plan = scan.NextArm();
+    ScanFeedback feedback;
+    feedback.vcpu_busy = absl::Seconds(4);
+    feedback.fault_cost = fault;
+    feedback.faults = 0;
+    for (const GfnRange& p : plan.probes) feedback.faults += p.count;
+    feedback.host_time = per_call * static_cast<double>(plan.probes.size());
+    (void)scan.OnPeriod(feedback);
+  }
+  return scan.NextArm();
+}
+
+// Where one arming call costs the host more than the faults of its pages
+// (the NUMA lab), a region's probes come as one run of neighbouring pages
+// inside it - one call instead of four; where calls are cheap, they stay
+// four single pages spread over the region.
+TEST(ScanControl, ProbesComeAsOneRunPerRegionWhereArmingCallsAreDear) {
+  ScanControl cheap = Fixed({{0, 16384}}, 4);
+  const ScanPlan spread = PlanAfter(cheap, 10, absl::Microseconds(5), absl::Microseconds(55));
+  ASSERT_FALSE(spread.regions.empty());
+  EXPECT_EQ(spread.probes.size(), spread.regions.size() * 4);
+  for (const GfnRange& p : spread.probes) EXPECT_EQ(p.count, 1u);
+
+  ScanControl dear = Fixed({{0, 16384}}, 4);
+  const ScanPlan runs = PlanAfter(dear, 10, absl::Milliseconds(3), absl::Microseconds(157));
+  ASSERT_FALSE(runs.regions.empty());
+  ASSERT_EQ(runs.probes.size(), runs.regions.size());
+  for (size_t i = 0; i < runs.regions.size(); ++i) {
+    const GfnRange& region = runs.regions[i];
+    const GfnRange& run = runs.probes[i];
+    EXPECT_EQ(run.count, 4u);
+    EXPECT_GE(run.first, region.first);
+    EXPECT_LE(run.end(), region.end());
+  }
+}
+
 TEST(ScanControl, EverySweepProbesTheSamePages) {
   ScanControl scan = Fixed({{0, 64 * kMiB / 4096}, {100000, 700}}, 5);
   const ScanPlan a = OneSweep(scan);

@@ -29,10 +29,38 @@ ScanPeriodFigures Period(absl::Duration host_per_probe, uint64_t work, bool swee
 // figure the lab's NUMAVM rows show (docs/numa-lab.md).
 TEST(ScanRate, TheBudgetBuysProbesAtTheirMeasuredCost) {
   ScanRate rate(ScanRateConfig{}, kRegionBytes, 4, absl::Microseconds(55));
-  EXPECT_NEAR(rate.regions_per_second(), 0.04 / 55e-6 / 4, 0.5);
+  EXPECT_NEAR(rate.ceiling_bytes_per_second() / kRegionBytes, 0.04 / 55e-6 / 4, 0.5);
+  // The first period at the floor: the host's time to arm is not known yet.
+  EXPECT_NEAR(rate.regions_per_second(), 0.04 / 55e-6 / 4 / 16, 0.05);
   for (int i = 0; i < 40; ++i) rate.OnPeriod(Period(absl::Milliseconds(5), 1, false));
   EXPECT_NEAR(rate.host_seconds_per_probe(), 0.005, 1e-5);
   EXPECT_NEAR(rate.bytes_per_second() / kMiB, 0.04 / (55e-6 + 0.005) / 4 * 2, 0.05);
+}
+
+// Runs of neighbouring probe pages where an arming call costs more than
+// faults: none at the development machine's figures (a few us a call
+// against a 55 us fault), runs of 4 (all of a region's probes, one call) at
+// the NUMA lab's (3 ms a call against a 157 us fault).
+TEST(ScanRate, ProbesComeAsRunsOnlyWhereACallCostsMoreThanTheFaults) {
+  ScanRate rate(ScanRateConfig{}, kRegionBytes, 4, absl::Microseconds(55));
+  EXPECT_EQ(rate.RunPages(4), 1);  // nothing measured yet
+  for (int i = 0; i < 40; ++i) {
+    ScanPeriodFigures f = Period(absl::Microseconds(5), 1, false);
+    f.arm_calls = 400;
+    rate.OnPeriod(f);
+  }
+  EXPECT_NEAR(rate.host_seconds_per_call(), 5e-6, 1e-8);
+  EXPECT_EQ(rate.RunPages(4), 1);
+  for (int i = 0; i < 40; ++i) {
+    ScanPeriodFigures f = Period(absl::Microseconds(750), 1, false);  // 3 ms a call
+    f.arm_calls = 100;
+    f.fault_cost = absl::Microseconds(157);
+    rate.OnPeriod(f);
+  }
+  EXPECT_NEAR(rate.host_seconds_per_call(), 3e-3, 1e-5);
+  EXPECT_EQ(rate.RunPages(4), 4);
+  EXPECT_EQ(rate.RunPages(2), 2);    // never past the probes asked for
+  EXPECT_EQ(rate.RunPages(64), 32);  // 3 ms > 16 x 157 us, < 32 x 157 us
 }
 
 // The kernel's scan-period back-off, per sweep: a sweep that found no work
@@ -58,6 +86,8 @@ TEST(ScanRate, AFloorAndACeilingBoundIt) {
   config.min_bytes_per_second = 64 << 20;
   config.max_bytes_per_second = 100 << 20;
   ScanRate rate(config, kRegionBytes, 4, absl::Microseconds(55));
+  EXPECT_DOUBLE_EQ(rate.bytes_per_second(), 64 * kMiB) << "the first period at the floor";
+  rate.OnPeriod(Period(absl::ZeroDuration(), 1, false));
   EXPECT_DOUBLE_EQ(rate.bytes_per_second(), 100 * kMiB) << "the budget allows 364 MiB/s";
   for (int i = 0; i < 8; ++i) rate.OnPeriod(Period(absl::ZeroDuration(), 0, true));
   EXPECT_DOUBLE_EQ(rate.bytes_per_second(), 64 * kMiB) << "settled: at the floor, not 100/16";

@@ -12,10 +12,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "balancer/policy/scan_control.h"
@@ -254,6 +256,41 @@ TEST_F(UnmappedMovesTest, WritesWhileRunsMoveAreNeverLost) {
   EXPECT_GT(writes.load(), 0u);
   // Pages busy under a writer may be refused (EBUSY); most move.
   EXPECT_GT(moved_unmapped, 200u * kPages / 2);
+}
+
+// The same memory and sampler, without a move: a run of neighbouring probe
+// pages (scan_control.h, where an arming call is dear) is armed whole, past
+// a page that is not resident, and each armed page reports its own touch.
+TEST_F(UnmappedMovesTest, TheHintSamplerArmsARunOfProbesPastPagesNotResident) {
+  absl::StatusOr<std::unique_ptr<HintFaultSampler>> sampler = StartedSampler();
+  if (!sampler.ok()) GTEST_SKIP() << sampler.status();
+  // Page 12 leaves the page cache: its next touch is a missing fault.
+  ASSERT_EQ(::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 12 * 4096, 4096), 0);
+  ScanPlan plan;
+  plan.regions.push_back({0, kPages});
+  plan.probes.push_back({10, 4});
+  plan.probes.push_back({40, 1});
+  ASSERT_TRUE((*sampler)->Arm(plan).ok());
+  for (uint64_t i = 8; i < 16; ++i) {
+    EXPECT_EQ(Mapped(mem_ + i * 4096), i < 10 || i > 13) << "page " << i;
+  }
+  EXPECT_FALSE(Mapped(mem_ + 40 * 4096));
+  EXPECT_EQ((*sampler)->stats().pages_armed, 4u);
+  // Armed again at once: nothing new (still armed, or not resident).
+  ASSERT_TRUE((*sampler)->Arm(plan).ok());
+  EXPECT_EQ((*sampler)->stats().pages_armed, 4u);
+  for (uint64_t i = 8; i < 16; ++i) mem_[i * 4096 + 1] = 1;
+  mem_[40 * 4096 + 1] = 1;
+  AccessBatch batch;
+  for (int i = 0; i < 500 && batch.size() < 4; ++i) {
+    ASSERT_TRUE((*sampler)->Collect(batch).ok());
+    if (batch.size() < 4) ::usleep(10000);
+  }
+  std::vector<uint64_t> gfns;
+  for (const AccessSample& s : batch) gfns.push_back(s.gfn);
+  std::sort(gfns.begin(), gfns.end());
+  EXPECT_EQ(gfns, (std::vector<uint64_t>{10, 11, 13, 40}));
+  (*sampler)->Stop();
 }
 
 }  // namespace
