@@ -110,7 +110,7 @@ for nodes in ${nodes_list//,/ }; do
       IFS=: read -r w m _ <<<"$entry"
       if grep -q "^LAB-END $w $m $entry\$" "$part"; then continue; fi
       if grep -q "^LAB-BEGIN $w $m $entry\$" "$part"; then
-        why=$(grep -m1 "^LAB-FAIL $w $m " "$part" | cut -d' ' -f4- | cut -c1-120)
+        why=$(grep -m1 "^LAB-FAIL $w $m " "$part" | cut -d' ' -f4- | cut -c1-120 || true)
         if [ -z "$why" ]; then
           # Nothing recognisable (a panic cut short): no match is no error.
           why=$(grep -m1 -E 'Kernel panic|triple fault|corrupted stack|soft lockup|BUG:|Oops|Call Trace' "$part" | tr -d '\r' | cut -c1-120 || true)
