@@ -28,7 +28,10 @@ ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
     return;
   }
   rate_.emplace(config.rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost);
-  current_ = PeriodFor(rate_->regions_per_second());
+  // The first period is the shortest, at the rate's floor: it measures what
+  // arming costs this host before the budget is spent on it, and a short
+  // run of a small guest is sampled from its first 100 ms on.
+  current_ = std::min(PeriodFor(rate_->regions_per_second()), std::min(kMinPeriod, period_));
 }
 
 absl::Duration ScanControl::PeriodFor(double regions_per_second) const {
