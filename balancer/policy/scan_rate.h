@@ -128,8 +128,10 @@ class ScanRate {
       // Work again mid-sweep (a phase change): at the ceiling at once.
       settled_sweeps_ = 0;
     }
-    // Halved per settled sweep, down to the floor (a sixteenth).
-    regions_ = ceiling_ / (1 << settled_sweeps_);
+    // Halved per settled sweep, down to the floor (a sixteenth); at the
+    // floor until the host's cost was measured once (a first period too
+    // short to arm anything measures nothing).
+    regions_ = measured_ ? ceiling_ / (1 << settled_sweeps_) : Floor();
     regions_ = std::clamp(regions_, std::min(Floor(), ceiling_), std::min(Cap(), ceiling_));
   }
 
