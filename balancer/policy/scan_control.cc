@@ -101,6 +101,13 @@ ScanPlan ScanControl::NextArm() {
   const double want = rate_->regions_per_second() * absl::ToDoubleSeconds(current_) + carry_;
   uint64_t n = static_cast<uint64_t>(want);
   carry_ = want - static_cast<double>(n);
+  if (n == 0 && !rate_->measured()) {
+    // Until one period with probes has measured the host's cost the rate
+    // stays at its floor, which on a host with slow faults is a region in
+    // tens of seconds: arm one now, so that the measurement comes at once.
+    n = 1;
+    carry_ = 0;
+  }
   // Never more than one sweep a period (the loop stops at the wrap); a
   // budget for more samples the guest more densely instead: probes double
   // (the sparser sets stay inside the denser ones) up to every page.

@@ -75,6 +75,8 @@ class ScanRate {
   double host_seconds_per_probe() const { return host_per_probe_; }
   // ... and per arming call (a range of neighbouring probes costs one).
   double host_seconds_per_call() const { return host_per_call_; }
+  // Whether a period with probes has been seen (the host's cost is known).
+  bool measured() const { return measured_; }
   // How many neighbouring pages each probe position should be, at most
   // `max`: a power of two, doubled while one arming call costs the host
   // more than that many faults cost the guest. Where calls are cheap next

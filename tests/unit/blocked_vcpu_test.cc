@@ -156,8 +156,12 @@ TEST(BlockedVcpu, AHintingFaultFromAWorkerGoesToTheBlockedVcpu) {
     plan.regions = {{0, 4}};
     ASSERT_TRUE((*sampler)->Arm(plan).ok());
     std::thread([&] { mem[2 * 4096] = 7; }).join();  // the "worker" faults
+    // The handler records the fault after it woke the toucher: wait for it.
     AccessBatch batch;
-    ASSERT_TRUE((*sampler)->Collect(batch).ok());
+    for (int i = 0; i < 500 && batch.empty(); ++i) {
+      ASSERT_TRUE((*sampler)->Collect(batch).ok());
+      if (batch.empty()) ::usleep(10000);
+    }
     ASSERT_EQ(batch.size(), 1u);
     EXPECT_EQ(batch[0].gfn, 2u);
     const SamplerStats stats = (*sampler)->stats();
