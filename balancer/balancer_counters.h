@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "balancer/actuation/page_migrator.h"
 #include "balancer/balance_mode.h"
 
 namespace numavm {
@@ -32,6 +33,7 @@ enum class Decision : uint8_t {
   kRegionMove,
   kRegionInPlace,
   kRegionDissent,
+  kRegionFollow,
   // Before deciding.
   kWarmingUp,
   kPageNotResident,
@@ -46,10 +48,11 @@ enum class Decision : uint8_t {
 
 inline const char* DecisionName(Decision d) {
   static constexpr const char* kNames[] = {
-      "migrate",          "first-sample",   "node-changed",      "shared",      "local",
-      "destination-full", "unattributed",   "group-pull",        "region-move", "region-in-place",
-      "region-dissent",   "warming-up",     "page-not-resident", "vcpu-move",   "vcpu-home",
-      "vcpu-pin-failed",  "vcpu-node-full", "group-does-not-fit"};
+      "migrate",         "first-sample",      "node-changed",      "shared",
+      "local",           "destination-full",  "unattributed",      "group-pull",
+      "region-move",     "region-in-place",   "region-dissent",    "region-follow",
+      "warming-up",      "page-not-resident", "vcpu-move",         "vcpu-home",
+      "vcpu-pin-failed", "vcpu-node-full",    "group-does-not-fit"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Decision::kCount));
   return kNames[static_cast<size_t>(d)];
 }
@@ -105,6 +108,8 @@ struct BalancerCounters {
   std::vector<BalanceSeriesPoint> locality_series;
   DecisionCounts decisions;
   uint64_t regions_moved = 0;  // regions whose pages were moved as one batch
+  // Where page moves spent wall time (the caller's migrator: `run` only).
+  MoveTimes move_times;
   double locality() const {
     return attributed == 0 ? 0.0 : static_cast<double>(local) / attributed;
   }

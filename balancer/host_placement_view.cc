@@ -85,12 +85,13 @@ absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {
   return PinThread(tids[vcpu], topology_.nodes[node].cpus);
 }
 
-void HostPlacementView::MoveUnmapped(UnmappedMoves::Remap remap) {
-  absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram_);
-  if (!u.ok()) return;
+absl::Status HostPlacementView::MoveUnmapped(AliasProcess* alias, UnmappedMoves::Remap remap) {
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram_, alias);
+  if (!u.ok()) return u.status();
   unmapped_ = *std::move(u);
   unmapped_->set_remap(std::move(remap));
   migrator_.set_staging(unmapped_.get());
+  return absl::OkStatus();
 }
 
 absl::StatusOr<MigrationOutcome> HostPlacementView::MovePages(

@@ -37,10 +37,17 @@ class HostPlacementView final : public PlacementView {
                                              absl::Duration now) override;
 
   // Guest memory in a shared file moves with the guest's mappings dropped
-  // first, a run at a time (actuation/unmapped_moves.h); `remap` maps a run
-  // back after its move (the sampler's Remap). Without it, or for
-  // anonymous memory, pages move where they are mapped.
-  void MoveUnmapped(UnmappedMoves::Remap remap);
+  // first, a run at a time, through `alias` (actuation/unmapped_moves.h;
+  // not owned, outlives the view); `remap` maps a run back after its move
+  // (the sampler's Remap). Without it, or for anonymous memory (an error),
+  // pages move where they are mapped.
+  absl::Status MoveUnmapped(AliasProcess* alias, UnmappedMoves::Remap remap);
+  // Whether pages move unmapped (MoveUnmapped found shared files and its
+  // alias process started).
+  bool moves_unmapped() const { return unmapped_ != nullptr; }
+
+  // Where the page moves' wall time went (call when no move is running).
+  const MoveTimes& move_times() const { return migrator_.times(); }
 
  private:
   uintptr_t HostAddress(uint64_t gfn) const;  // 0 if outside RAM

@@ -18,11 +18,16 @@ void Add(RegionVisit& v, int target, bool in_place) {
 }  // namespace
 
 void RegionBalancer::AddSample(uint64_t gfn, int target, uint64_t acceptable, int page_node,
-                               bool private_page) {
+                               bool private_page, int vcpu) {
   const uint64_t region = RegionTable::RegionOf(gfn);
   Visit& v = visits_[region];
   const bool in_place = page_node >= 0 && page_node < 64 && ((acceptable >> page_node) & 1);
-  if (v.whole.samples == 0) v.acceptable = acceptable;
+  if (v.whole.samples == 0) {
+    v.acceptable = acceptable;
+    v.owner = vcpu >= 0 && vcpu < kNoOwner ? vcpu : -1;
+  } else if (v.owner != vcpu) {
+    v.owner = -1;
+  }
   if (!in_place) v.from = page_node;
   Add(v.whole, target, in_place);
   // A quarter decides only on private pages: one sample of a shared page
@@ -84,6 +89,13 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     if (v.whole.unanimous && !state.settled()) ++out.changing;
     const RegionVerdict whole = OnRegionVisit(state, v.whole);
     const bool split = state.flags & RegionState::kSplit;
+    // Whose it is: the one vCPU behind a visit that agreed (a visit of
+    // several vCPUs, or of a group's target, makes it nobody's).
+    if (v.whole.unanimous && v.owner >= 0 && !split) {
+      owner_[region] = static_cast<uint8_t>(v.owner);
+    } else {
+      owner_[region] = kNoOwner;
+    }
     if (split && (whole.reason == RegionReason::kMove || whole.reason == RegionReason::kInPlace)) {
       // It agrees as a whole again: one region.
       split_.erase(region);
@@ -110,6 +122,28 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
   return out;
 }
 
+uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,
+                                const Advice& advice) {
+  if (vcpu < 0 || vcpu >= kNoOwner || node < 0 || node >= RegionState::kNoNode || node >= 64) {
+    return 0;
+  }
+  uint64_t followed = 0;
+  for (uint64_t r = 0; r < owner_.size(); ++r) {
+    if (owner_[r] != vcpu) continue;
+    RegionState& state = regions_.at(r);
+    if (!state.settled() || (state.flags & RegionState::kSplit) || state.node == node) continue;
+    // Not a change of mind (flips stay as they are): its owner moved.
+    const int from = state.node;
+    state.node = static_cast<uint8_t>(node);
+    state.flags &= static_cast<uint8_t>(~RegionState::kPlaced);
+    ++decisions[Decision::kRegionFollow];
+    ++followed;
+    if (advice) advice(r * kRegionPages, kRegionPages, from, node, "region-follow");
+    if (act) moves_.Push(state, {r, -1}, 1ull << node);
+  }
+  return followed;
+}
+
 bool RegionBalancer::Decided(uint64_t gfn) const {
   const uint64_t region = RegionTable::RegionOf(gfn);
   return decided_.contains(Key(region, -1)) ||
@@ -122,7 +156,7 @@ absl::StatusOr<RegionMovesOutcome> RegionBalancer::Drain(
 }
 
 size_t RegionBalancer::memory_bytes() const {
-  return regions_.memory_bytes() + moves_.memory_bytes() +
+  return regions_.memory_bytes() + owner_.capacity() + moves_.memory_bytes() +
          split_.size() * (sizeof(uint64_t) + sizeof(std::array<RegionState, kSubRegions>));
 }
 

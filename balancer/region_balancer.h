@@ -5,7 +5,11 @@
 // own samples and moved on its own (DAMON's adaptive regions, in two
 // levels); it merges back when its visits agree as a whole again. Samples
 // of a region (or quarter) that decided are the region's; the others go to
-// the per-page policy. Only the sampling thread uses it.
+// the per-page policy. A region settled by one vCPU's samples alone
+// remembers that vCPU, and follows it when the vCPU is given a home on
+// another node (Follow): memory that belongs to one vCPU need not wait for
+// the scan to come round twice to learn that its owner moved. Only the
+// sampling thread uses it.
 #ifndef NUMAVM_BALANCER_REGION_BALANCER_H_
 #define NUMAVM_BALANCER_REGION_BALANCER_H_
 
@@ -31,13 +35,17 @@ class RegionBalancer {
       std::function<void(uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason)>;
 
   RegionBalancer(uint64_t guest_pages, uint64_t backing_pages)
-      : regions_(guest_pages), moves_(guest_pages, backing_pages) {}
+      : regions_(guest_pages),
+        owner_(regions_.size(), kNoOwner),
+        moves_(guest_pages, backing_pages) {}
 
   // One sample of the period: its page, where its vCPU wants the memory
   // (`target`, and the nodes that serve it: bit n for node index n), where
-  // the page is, and whether the page is private (not shared by vCPUs,
-  // stats/page_state.h).
-  void AddSample(uint64_t gfn, int target, uint64_t acceptable, int page_node, bool private_page);
+  // the page is, whether the page is private (not shared by vCPUs,
+  // stats/page_state.h), and the vCPU whose own node `target` is (-1: the
+  // target is a group's, or the vCPU is unknown).
+  void AddSample(uint64_t gfn, int target, uint64_t acceptable, int page_node, bool private_page,
+                 int vcpu);
 
   struct Outcome {
     uint64_t wanted = 0;    // units the policy wants moved
@@ -49,6 +57,13 @@ class RegionBalancer {
   Outcome Decide(bool act, bool warming_up, DecisionCounts& decisions, const Advice& advice);
   // Whether the sample of `gfn` in this period was decided by its region.
   bool Decided(uint64_t gfn) const;
+
+  // `vcpu` has a home on node `node` from now on: every settled region
+  // that only `vcpu` was seen using and that is set for another node is
+  // set for `node` (queued when `act`, advised when `advice`). Returns the
+  // regions that follow. Cost: one pass over the region table, per home
+  // change.
+  uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice);
 
   absl::StatusOr<RegionMovesOutcome> Drain(PlacementView& view, absl::Duration now,
                                            const std::function<void(uint64_t)>& moved);
@@ -62,8 +77,10 @@ class RegionBalancer {
     RegionVisit whole;
     std::array<RegionVisit, kSubRegions> sub{};
     uint64_t acceptable = 0;
-    int from = -1;  // a sampled page's node, for advice
+    int from = -1;   // a sampled page's node, for advice
+    int owner = -1;  // the one vCPU of every sample (-1: several, or none)
   };
+  static constexpr uint8_t kNoOwner = 0xff;
   // The outcome of one unit's verdict.
   void Act(const RegionVerdict& verdict, RegionState& state, const RegionMoves::Unit& unit,
            const Visit& v, bool act, bool warming_up, DecisionCounts& decisions,
@@ -71,6 +88,7 @@ class RegionBalancer {
   RegionState* StateOf(const RegionMoves::Unit& unit);
 
   RegionTable regions_;
+  std::vector<uint8_t> owner_;  // per region: the vCPU that alone settled it
   absl::flat_hash_map<uint64_t, std::array<RegionState, kSubRegions>> split_;
   RegionMoves moves_;
   absl::flat_hash_map<uint64_t, Visit> visits_;  // this period's

@@ -50,6 +50,8 @@ class VcpuPlacer final {
   // memory with others, as of the last Place().
   int group_of(int vcpu) const { return group_[vcpu]; }
   bool grouped(int vcpu) const { return group_size_[group_[vcpu]] > 1; }
+  // The node index `vcpu` is pinned to (-1: none yet, or not placed here).
+  int home(int vcpu) const { return home_[vcpu]; }
 
   // Regroups, then (unless `hold`: warming up) gives vCPUs homes, and decays
   // the evidence: half of it every fault_half_life, or every `sweep` (the

@@ -220,21 +220,37 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     // nodes, its primary node - and any node with as many of the group's
     // vCPUs will do.
     int target = vcpu_node;
+    // The vCPU whose own memory this is (a private page of a vCPU in no
+    // group): its regions follow it (RegionBalancer::Follow).
+    int owner = known && !placer_.grouped(s.vcpu) && !page.shared_by_vcpus() ? s.vcpu : -1;
     uint64_t acceptable = vcpu_node < 64 ? 1ull << vcpu_node : 0;
     if (span != nullptr && span->multi_node && span->primary >= 0) {
       target = span->primary;
+      owner = -1;
       acceptable = 0;
       for (size_t n = 0; n < span->busiest.size() && n < 64; ++n) {
         if (span->busiest[n]) acceptable |= 1ull << n;
       }
     }
-    regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus());
+    regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus(), owner);
   }
   // The regions' verdicts; a region that decides takes its samples with it.
   const RegionBalancer::Outcome regions =
       regions_.Decide(mode_ == BalanceMode::kOn, warming_up, delta.decisions, advice_);
   wanted += regions.wanted;
   changing += regions.changing;
+  // A vCPU given a home on another node takes the regions that are its
+  // alone with it.
+  if (config_.regions && !warming_up) {
+    followed_home_.resize(vcpu_nodes.size(), -1);
+    for (size_t v = 0; v < vcpu_nodes.size(); ++v) {
+      const int home = placer_.home(static_cast<int>(v));
+      if (home < 0 || home == followed_home_[v]) continue;
+      followed_home_[v] = home;
+      wanted += regions_.Follow(static_cast<int>(v), home, mode_ == BalanceMode::kOn,
+                                delta.decisions, advice_);
+    }
+  }
   // The scan's pace, for how long evidence must last.
   if (now > last_batch_) {
     const double rate = regions.visits / absl::ToDoubleSeconds(now - last_batch_);

@@ -108,6 +108,7 @@ class VmBalancer final {
   RegionBalancer regions_;
   VcpuPlacer placer_;
   std::optional<absl::Duration> first_batch_;
+  std::vector<int> followed_home_;  // per vCPU: the home its regions last followed
   // How long the scan takes to visit every region, from the regions
   // visited per second lately (smoothed).
   absl::Duration SweepEstimate() const;

@@ -17,8 +17,8 @@ MigrationChurn::MigrationChurn(const Topology& topology, const GuestMemory& memo
   }
 }
 
-void MigrationChurn::MoveUnmapped(const std::vector<GuestRamRegion>& ram) {
-  absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram);
+void MigrationChurn::MoveUnmapped(const std::vector<GuestRamRegion>& ram, AliasProcess* alias) {
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram, alias);
   if (!u.ok()) return;
   unmapped_ = *std::move(u);
   migrator_.set_staging(unmapped_.get());

@@ -30,8 +30,9 @@ class MigrationChurn {
   // (balancer/actuation/unmapped_moves.h), where `ram` is in a shared file.
   // Nothing is mapped back: the guest faults each page back itself (through
   // the hinting-fault sampler when it runs), which exercises that path too.
-  void MoveUnmapped(const std::vector<GuestRamRegion>& ram);
+  void MoveUnmapped(const std::vector<GuestRamRegion>& ram, AliasProcess* alias);
   uint64_t moved_unmapped() const { return moved_unmapped_; }
+  const MoveTimes& move_times() const { return migrator_.times(); }
 
  private:
   std::vector<int> nodes_;    // node ids with memory

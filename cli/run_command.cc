@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "balancer/actuation/alias_process.h"
 #include "balancer/actuation/host_budget.h"
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/control/control_socket.h"
@@ -68,6 +69,19 @@ int RunCommand(const RunFlags& flags) {
   }
   absl::StatusOr<std::string> fallback = PrepareSampling(options);
   if (!fallback.ok()) return Fail(fallback.status(), kExitBadInput);
+  // The alias process for unmapped page moves (actuation/alias_process.h),
+  // forked now, while this process is small and has one thread.
+  std::unique_ptr<AliasProcess> alias;
+  std::string alias_note;
+  if (options.migrate_unmapped &&
+      (options.vm.backing == Backing::kMemfd || options.vm.backing == Backing::kHugetlb)) {
+    absl::StatusOr<std::unique_ptr<AliasProcess>> a = AliasProcess::Start();
+    if (a.ok()) {
+      alias = *std::move(a);
+    } else {
+      alias_note = absl::StrCat("pages move where they are mapped: ", a.status().message());
+    }
+  }
   absl::StatusOr<GuestImage> image = ReadGuestImage(options);
   if (!image.ok()) return Fail(image.status(), kExitBadInput);
 
@@ -75,6 +89,7 @@ int RunCommand(const RunFlags& flags) {
   summary.payload = options.payload;
   summary.options = &options;
   if (!fallback->empty()) summary.notes.push_back(*fallback);
+  if (!alias_note.empty()) summary.notes.push_back(alias_note);
   absl::StatusOr<Topology> topology = ReadHostTopology();
   if (!topology.ok()) {
     // No NUMA sysfs (e.g. a kernel without CONFIG_NUMA): one node, all CPUs.
@@ -131,11 +146,15 @@ int RunCommand(const RunFlags& flags) {
   }
   HostPlacementView view(
       *topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); }, &limiter);
-  if (options.migrate_unmapped) {
+  if (alias != nullptr) {
     AccessSampler* s = sampler->get();
-    view.MoveUnmapped([s](uint8_t* host, uint64_t bytes) {
-      if (s != nullptr) s->Remap(host, bytes);
-    });
+    if (absl::Status u = view.MoveUnmapped(alias.get(),
+                                           [s](uint8_t* host, uint64_t bytes) {
+                                             if (s != nullptr) s->Remap(host, bytes);
+                                           });
+        !u.ok()) {
+      summary.notes.push_back(absl::StrCat("pages move where they are mapped: ", u.message()));
+    }
   }
   VmBalancer::Advice advice;
   if (options.balance.mode == BalanceMode::kAdvise) {
@@ -180,7 +199,7 @@ int RunCommand(const RunFlags& flags) {
   if (options.migrate_churn) {
     churn = std::make_unique<MigrationChurn>(*topology, (*vm)->memory(), &limiter,
                                              BackingAlignment(options.vm.backing));
-    if (options.migrate_unmapped) churn->MoveUnmapped(GuestRamOf(**vm));
+    if (alias != nullptr) churn->MoveUnmapped(GuestRamOf(**vm), alias.get());
     if (!churn->possible()) {
       summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
     }
@@ -305,12 +324,14 @@ int RunCommand(const RunFlags& flags) {
     }
   }
   summary.balance.counters = balancer.counters();
+  summary.balance.counters.move_times = view.move_times();
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
                                          churn->moved_unmapped(), " unmapped first), ",
                                          churn->failed(), " failed"));
     summary.balance.counters.pages_migrated += churn->moved();
     summary.balance.counters.pages_migrated_unmapped += churn->moved_unmapped();
+    summary.balance.counters.move_times += churn->move_times();
   }
   summary.balance.error = balance_error;
   if (host_budget != nullptr) {

@@ -11,26 +11,44 @@
 
 namespace numavm {
 
+namespace {
+
+absl::Duration Now() {
+  return absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+}
+
+}  // namespace
+
 absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out) {
+  const absl::Duration t0 = Now();
   std::vector<void*> pages;
   std::vector<int> nodes, status(batch.size(), 0);
   for (const PageMove& m : batch) {
     pages.push_back(reinterpret_cast<void*>(m.address));
     nodes.push_back(m.to_node);
   }
-  std::vector<void*> staged =
-      staging_ != nullptr && pid_ == 0 ? staging_->Stage(pages) : std::vector<void*>();
-  const bool unmapped = staged.size() == pages.size();
-  std::vector<void*>& at = unmapped ? staged : pages;
-  long rc = move_pages(pid_, at.size(), at.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
+  StagedPages staged = staging_ != nullptr && pid_ == 0 ? staging_->Stage(pages) : StagedPages{};
+  const bool unmapped = staged.at.size() == pages.size();
+  std::vector<void*>& at = unmapped ? staged.at : pages;
+  const pid_t pid = unmapped ? staged.pid : pid_;
+  const absl::Duration t1 = Now();
+  long rc = move_pages(pid, at.size(), at.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
   const int move_errno = errno;
+  const absl::Duration t2 = Now();
   // The status array can be stale (-EBUSY for a page that did move): ask
   // where each page is now and judge by that.
   std::vector<int> where(batch.size(), 0);
-  if (move_pages(pid_, at.size(), at.data(), nullptr, where.data(), 0) < 0) {
+  if (move_pages(pid, at.size(), at.data(), nullptr, where.data(), 0) < 0) {
     where = status;
   }
+  const absl::Duration t3 = Now();
   if (unmapped) staging_->Unstage();
+  ++times_.batches;
+  times_.pages += batch.size();
+  times_.stage += t1 - t0;
+  times_.move += t2 - t1;
+  times_.query += t3 - t2;
+  times_.unstage += Now() - t3;
   if (rc < 0 && move_errno != ENOENT) {
     return ErrnoStatus(move_errno, "move_pages");
   }
@@ -53,9 +71,7 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, Migr
 
 void PageMigrator::set_max_time(absl::Duration max_time, Clock clock) {
   max_time_ = max_time;
-  clock_ = clock ? std::move(clock) : [] {
-    return absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
-  };
+  clock_ = clock ? std::move(clock) : Clock(Now);
 }
 
 absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMove>& moves,

@@ -31,15 +31,38 @@ struct PageMove {
 // per page; a staging may drop the guest's mappings of a batch's
 // contiguous runs first (one invalidation per run) and name the pages
 // through a mapping KVM does not know (actuation/unmapped_moves.h).
+struct StagedPages {
+  pid_t pid = 0;          // whose mappings `at` are in
+  std::vector<void*> at;  // one per page; empty: the pages as they are
+};
 class MoveStaging {
  public:
   virtual ~MoveStaging() = default;
-  // Before a batch moves: the addresses move_pages is to use, one per page
-  // of `pages` (in this process); empty: the pages as they are.
-  virtual std::vector<void*> Stage(const std::vector<void*>& pages) = 0;
+  // Before a batch moves: where move_pages is to find the pages of `pages`
+  // (addresses in this process).
+  virtual StagedPages Stage(const std::vector<void*>& pages) = 0;
   // After it moved (and its placement was read back through Stage's
   // addresses): the guest's mappings as they were.
   virtual void Unstage() = 0;
+};
+
+// Where a migrator's wall time went, over all its batches: dropping the
+// guest's mappings and mapping the pages where move_pages finds them
+// (stage), move_pages itself (move), reading placement back (query), and
+// mapping the guest's runs back (unstage).
+struct MoveTimes {
+  uint64_t batches = 0;
+  uint64_t pages = 0;  // asked to move in them
+  absl::Duration stage, move, query, unstage;
+  MoveTimes& operator+=(const MoveTimes& o) {
+    batches += o.batches;
+    pages += o.pages;
+    stage += o.stage;
+    move += o.move;
+    query += o.query;
+    unstage += o.unstage;
+    return *this;
+  }
 };
 
 struct MigrationOutcome {
@@ -72,6 +95,8 @@ class PageMigrator {
   // Moves as many of `moves` as the rate limit allows, in batches.
   absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves, absl::Duration now);
 
+  const MoveTimes& times() const { return times_; }
+
  private:
   absl::Status MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out);
 
@@ -83,6 +108,7 @@ class PageMigrator {
   Clock clock_;
   absl::Duration period_ = -absl::InfiniteDuration();  // the `now` of this period's calls
   absl::Duration spent_;                               // wall time they took
+  MoveTimes times_;
 };
 
 }  // namespace numavm

@@ -80,6 +80,28 @@ snapshot() { for c in $COUNTERS; do echo "$c=$(vmstat $c)"; done; }
 # The resident set (KiB) of process $1: anonymous and shared memory.
 rss() { awk '/^(RssAnon|RssShmem):/ {s += $2} END {print s + 0}' /proc/$1/status 2>/dev/null; }
 
+# The kernel stacks of every thread of numavm process $1 and of its children
+# (the alias process), once, on the lab's console (LAB-STACK): where a run
+# that stopped making progress waits.
+dump_stacks() {
+  for p in $1 $(cat /proc/$1/task/*/children 2>/dev/null); do
+    for t in /proc/$p/task/*; do
+      echo "LAB-STACK $p/${t##*/} $(cat $t/comm 2>/dev/null) state=$(awk '/^State:/ {print $2}' $t/status 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null)"
+      sed 's/^/LAB-STACK   /' $t/stack 2>/dev/null | head -n 16
+    done
+  done
+}
+# Waits for numavm process $1; if it is still there $2 seconds on, dumps
+# its threads' stacks once.
+wait_dumping() {
+  n=0
+  while kill -0 "$1" 2>/dev/null; do
+    sleep 5; n=$((n + 5))
+    [ $n -eq "$2" ] && dump_stacks "$1"
+  done
+  wait "$1"
+}
+
 # Runs numavm in a cpuset of node 0 until its resident set stops growing,
 # then widens the cpuset to every node (cgroup v2 migrates nothing when it
 # widens). Output in /tmp/report.json, /tmp/err.txt; exit status in $rc.
@@ -88,7 +110,7 @@ first_touch_on_node0() {
   cat /sys/devices/system/node/node0/cpulist > /sys/fs/cgroup/ft/cpuset.cpus
   echo 0 > /sys/fs/cgroup/ft/cpuset.mems
   sh -c 'echo $$ > /sys/fs/cgroup/ft/cgroup.procs; exec numavm "$@"' sh "$@" \
-    > /tmp/report.json 2>/tmp/err.txt &
+    > /tmp/report.json 2>>/tmp/err.txt &
   pid=$!
   last=0 still=0 waited=0
   while kill -0 $pid 2>/dev/null && [ $still -lt 2 ] && [ $waited -lt 600 ]; do
@@ -109,7 +131,7 @@ first_touch_on_node0() {
   echo "$ALL_MEMS" > /sys/fs/cgroup/ft/cpuset.mems
   echo "LAB: widened after ${waited}s, resident $((last / 1024)) MiB"
   echo "LAB-WIDEN $w $mode $waited"
-  wait $pid
+  wait_dumping $pid $(( ${run_secs:-${secs:-60}} + 120 ))
   rc=$?
   echo $pid > /sys/fs/cgroup/cgroup.procs 2>/dev/null
   rmdir /sys/fs/cgroup/ft 2>/dev/null
@@ -172,7 +194,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     echo "LAB-END $w $mode $run"
     continue
   fi
-  common="--payload $w --vcpus $run_vcpus --memory $MEMORY --quiet-console --report=json --duration $run_timeout --placement-interval ${INTERVAL}s"
+  common="--payload $w --vcpus $run_vcpus --memory $MEMORY --quiet-console --report=json --duration $run_timeout --placement-interval ${INTERVAL}s --stats-interval 10s"
   cpuset=yes
   case $mode in
     off) extra="--balance off --sampler off" ;;
@@ -217,12 +239,21 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   esac
   echo "LAB-BEGIN $w $mode $run"
   snapshot > /tmp/vmstat0
+  # numavm's progress (--stats-interval) on the lab's console as it comes:
+  # a run the lab breaks still shows how far it got.
+  : > /tmp/err.txt
+  tail -f /tmp/err.txt | sed 's/^/LAB-PROGRESS /' &
+  tpid=$!
   if [ -n "$cpuset" ]; then
     first_touch_on_node0 run $common $extra -- $run_args
   else
-    numavm run $common $extra -- $run_args > /tmp/report.json 2>/tmp/err.txt
+    numavm run $common $extra -- $run_args > /tmp/report.json 2>>/tmp/err.txt &
+    wait_dumping $! $(( ${run_secs:-${secs:-60}} + 180 ))
     rc=$?
   fi
+  sleep 1
+  killall tail 2>/dev/null
+  wait $tpid
   snapshot > /tmp/vmstat1
   echo 0 > /proc/sys/kernel/numa_balancing
   echo never > /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null
@@ -243,6 +274,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   # lab.sh counts it and runs it again in a fresh boot.
   if [ $rc -eq 3 ] && grep -q "triple fault" /tmp/err.txt; then
     echo "LAB-FAIL $w $mode $(grep -m1 'triple fault' /tmp/err.txt | cut -c1-120)"
+    tail -n 3 /tmp/err.txt | sed 's/^/LAB-ERR /'
     continue
   fi
   # A vCPU that stopped making progress until the timeout: the same lab
@@ -250,6 +282,8 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   # balancing migrating), counted and retried.
   if [ $rc -eq 4 ] && grep -q "timed out" /tmp/err.txt; then
     echo "LAB-FAIL $w $mode a vCPU stopped making progress: $(grep -m1 'timed out' /tmp/err.txt | cut -c1-80)"
+    # numavm's progress lines (--stats-interval): which vCPU stopped, when.
+    grep '^numavm: ' /tmp/err.txt | tail -n 4 | sed 's/^/LAB-ERR /'
     continue
   fi
   echo "LAB-JSON $w $mode $(tr -d '\n' < /tmp/report.json)"

@@ -347,6 +347,19 @@ std::string LabTable(const std::vector<LabRun>& all) {
           notes += run > 1 ? absl::StrFormat("; probes in runs of %u) ", run) : ") ";
         }
       }
+      // What a page move cost in wall time, and where (reports since
+      // 2026-12-02, evening).
+      const nlohmann::json& mt = Member(r.report["balance"], "move_seconds");
+      if (mt.is_object() && mt.value("pages", uint64_t{0}) > 0) {
+        const double pages = static_cast<double>(mt.value("pages", uint64_t{0}));
+        const double stage = mt.value("stage", 0.0), move = mt.value("move", 0.0),
+                     query = mt.value("query", 0.0), unstage = mt.value("unstage", 0.0);
+        notes += absl::StrFormat(
+            "(moves: %.0f us/page wall - stage %.0f, move %.0f, query %.0f, unstage %.0f; %u "
+            "batches) ",
+            1e6 * (stage + move + query + unstage) / pages, 1e6 * stage / pages, 1e6 * move / pages,
+            1e6 * query / pages, 1e6 * unstage / pages, mt.value("batches", uint64_t{0}));
+      }
     }
     if (r.workload == "linux" && r.report.is_object()) {
       if (r.guest_mib_per_second) {

@@ -43,6 +43,9 @@ bool Mapped(const void* p) {
 class UnmappedMovesTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    absl::StatusOr<std::unique_ptr<AliasProcess>> alias = AliasProcess::Start();
+    ASSERT_TRUE(alias.ok()) << alias.status();
+    alias_ = *std::move(alias);
     fd_ = ::memfd_create("unmapped-moves-test", MFD_CLOEXEC);
     ASSERT_GE(fd_, 0);
     ASSERT_EQ(::ftruncate(fd_, kBytes), 0);
@@ -102,7 +105,8 @@ class UnmappedMovesTest : public ::testing::Test {
     PageMigrator migrator{0, 4096, nullptr};
   };
   absl::StatusOr<std::unique_ptr<Mover>> MoverMappedBackBy(HintFaultSampler* s) const {
-    absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging = UnmappedMoves::Create(Ram());
+    absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging =
+        UnmappedMoves::Create(Ram(), alias_.get());
     if (!staging.ok()) return staging.status();
     auto mover = std::make_unique<Mover>();
     mover->staging = *std::move(staging);
@@ -110,13 +114,15 @@ class UnmappedMovesTest : public ::testing::Test {
     mover->migrator.set_staging(mover->staging.get());
     return mover;
   }
+  std::unique_ptr<AliasProcess> alias_;
   int fd_ = -1;
   uint8_t* mem_ = nullptr;
   int node_ = 0;
 };
 
 TEST_F(UnmappedMovesTest, MovesEachRunAfterOneUnmapAndKeepsTheData) {
-  absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging = UnmappedMoves::Create(Ram());
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging =
+      UnmappedMoves::Create(Ram(), alias_.get());
   ASSERT_TRUE(staging.ok()) << staging.status();
   std::vector<std::pair<uint8_t*, uint64_t>> remapped;
   (*staging)->set_remap([&](uint8_t* host, uint64_t bytes) { remapped.emplace_back(host, bytes); });
@@ -145,11 +151,12 @@ TEST_F(UnmappedMovesTest, AnonymousMemoryIsNotStaged) {
   std::vector<GuestRamRegion> ram = Ram();
   ram[0].shared_file = false;
   ram[0].fd = -1;
-  EXPECT_FALSE(UnmappedMoves::Create(ram).ok());
+  EXPECT_FALSE(UnmappedMoves::Create(ram, alias_.get()).ok());
 }
 
 TEST_F(UnmappedMovesTest, APageOutsideTheRegionsMovesTheBatchAsItIs) {
-  absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging = UnmappedMoves::Create(Ram());
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging =
+      UnmappedMoves::Create(Ram(), alias_.get());
   ASSERT_TRUE(staging.ok()) << staging.status();
   PageMigrator migrator(0, 4096, nullptr);
   migrator.set_staging(staging->get());
