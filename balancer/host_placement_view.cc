@@ -33,7 +33,7 @@ HostPlacementView::HostPlacementView(const Topology& topology, std::vector<Guest
       threads_(std::move(threads)),
       node_index_of_cpu_(topology.NodeIndexOfCpus()),
       migrator_(0, ram_.empty() ? kGuestPageBytes : ram_[0].page_bytes, limiter) {
-  migrator_.set_max_time(kMaxMoveTimePerPeriod);
+  migrator_.set_max_time(PageMigrator::kMaxTimePerPeriod);
 }
 
 uintptr_t HostPlacementView::HostAddress(uint64_t gfn) const {

@@ -23,12 +23,6 @@ class HostPlacementView final : public PlacementView {
   HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram, VcpuThreads threads,
                     RateLimiter* limiter);
 
-  // Wall time one balancing period's migrations may take; the rest waits
-  // for the next period. Where migration is fast it never binds (256 MiB,
-  // the default --migrate-rate, moves in well under it); where it is slow
-  // (the NUMA lab: ~3 ms a page) it keeps a period from lasting minutes
-  // while samples, faults and the stall budget wait.
-  static constexpr absl::Duration kMaxMoveTimePerPeriod = absl::Milliseconds(250);
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override;

@@ -73,7 +73,9 @@ int RunCommand(const RunFlags& flags) {
   // forked now, while this process is small and has one thread.
   std::unique_ptr<AliasProcess> alias;
   std::string alias_note;
+  // Only where pages may move: balancing on, or the churn.
   if (options.migrate_unmapped &&
+      (options.balance.mode == BalanceMode::kOn || options.migrate_churn) &&
       (options.vm.backing == Backing::kMemfd || options.vm.backing == Backing::kHugetlb)) {
     absl::StatusOr<std::unique_ptr<AliasProcess>> a = AliasProcess::Start();
     if (a.ok()) {
@@ -325,6 +327,7 @@ int RunCommand(const RunFlags& flags) {
   }
   summary.balance.counters = balancer.counters();
   summary.balance.counters.move_times = view.move_times();
+  summary.balance.unmapped_moves = view.moves_unmapped();
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
                                          churn->moved_unmapped(), " unmapped first), ",

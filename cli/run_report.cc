@@ -136,6 +136,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   j["balance"] = BalancerCountersToJson(b.counters);
   j["balance"]["mode"] = b.mode;
   j["balance"]["error"] = b.error;
+  j["balance"]["page_moves"] = b.unmapped_moves ? "unmapped" : "mapped";
   j["placement_locality"] =
       s.placement_locality ? nlohmann::json(*s.placement_locality) : nlohmann::json(nullptr);
   nlohmann::json series = nlohmann::json::array();

@@ -47,6 +47,9 @@ struct BalanceSummary {
   std::string mode;
   BalancerCounters counters;
   std::string error;  // why balancing stopped early, if it did
+  // Pages move through the alias process with the guest's mappings dropped
+  // first (balancer/actuation/unmapped_moves.h), not where they are mapped.
+  bool unmapped_moves = false;
 };
 
 // Where the declared memory was at one moment of the run.

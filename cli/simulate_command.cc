@@ -77,6 +77,9 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   absl::StatusOr<absl::Duration> arm = cost("--arm-cost", flags.arm_cost, "3ms");
   if (!arm.ok()) return arm.status();
   o.costs.arm_page = *arm;
+  absl::StatusOr<absl::Duration> move = cost("--move-cost", flags.move_cost, "1ms");
+  if (!move.ok()) return move.status();
+  o.costs.move_page = *move;
   absl::StatusOr<SamplerKind> sampler = ParseSamplerKind(flags.sampler);
   if (!sampler.ok()) return sampler.status();
   o.sampler = *sampler;
@@ -147,6 +150,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"sampler", SamplerKindName(o.sampler)},
                 {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
                 {"arm_cost_seconds", absl::ToDoubleSeconds(o.costs.arm_page)},
+                {"move_cost_seconds", absl::ToDoubleSeconds(o.costs.move_page)},
                 {"balance", BalanceModeName(o.mode)},
                 {"migrate_bytes_per_second", o.migrate_bytes_per_second},
                 {"scan", o.scan.window_bytes > 0 ? "window" : "regions"},

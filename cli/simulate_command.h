@@ -19,6 +19,7 @@ struct SimulateFlags {
   std::string first_touch = "boot";
   std::string fault_cost = "55us";
   std::string arm_cost = "2us";
+  std::string move_cost = "0";
   std::string report = "table";
   std::string sampler = "hint";
   std::string balance = "on";

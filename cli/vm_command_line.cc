@@ -112,11 +112,14 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                     "record where the payload's declared memory is this often, e.g. 5s "
                     "(placement_series in the JSON report: placement locality, guest bytes, "
                     "bytes per node)");
+  run->add_flag("--migrate-mapped", flags.migrate_mapped,
+                "move each page where the guest maps it: a TLB shootdown to every vCPU's CPU and "
+                "a KVM flush per page (default for memfd and hugetlb memory: each contiguous run "
+                "of a migration batch is unmapped from the guest at once and moved through the "
+                "alias process, a child of numavm that KVM does not know)");
   run->add_flag("--migrate-unmapped", flags.migrate_unmapped,
-                "memfd and hugetlb memory: drop the guest's mappings of each contiguous run of "
-                "a migration batch first (one KVM invalidation per run, not per page) and move "
-                "it through a second mapping KVM does not know (default: each page moves where "
-                "the guest maps it)");
+                "the default for memfd and hugetlb memory (see --migrate-mapped); anonymous "
+                "memory always moves where it is mapped");
   run->add_flag("--migrate-churn", flags.migrate_churn,
                 "integrity exercise: every scan period move all resident guest memory to the "
                 "next node (round robin), within --migrate-rate, while the guest runs; run it "
@@ -227,6 +230,10 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
   AddDurationOption(sim, "--arm-cost", &flags.arm_cost,
                     "the host's time to arm one probe page, charged to the scan's budget (default "
                     "2us, as measured on the development machine; the NUMA lab: 2-3ms)");
+  AddDurationOption(sim, "--move-cost", &flags.move_cost,
+                    "the balancer's wall time to migrate one page, within the 1s a period's "
+                    "moves may take in 'numavm run' (default 0: free; the NUMA lab: ~1.4ms through "
+                    "the alias process, ~8ms mapped)");
   AddReportFlags(sim, &flags.report, "report format");
   OneOf(sim->add_option("--sampler", flags.sampler,
                         "hint (default), wp, ring, dirtylog or off, as in 'numavm run'"),

@@ -84,6 +84,16 @@ class PageMigrator {
       : pid_(pid), page_bytes_(page_bytes), limiter_(limiter) {}
 
   static constexpr size_t kBatchPages = 512;
+  // Wall time one balancing period's migrations may take in `run` (a batch
+  // under way ends); the rest waits for the next period, which begins when
+  // they end - so moving takes at most about half of the balancing thread.
+  // It keeps a period from lasting minutes where migration is slow (the
+  // NUMA lab: ~1.4 ms a page through the alias process, ~8 ms mapped) while
+  // samples, faults and the stall budget wait. Where a page costs what it
+  // does on hardware (5-20 us) it binds for large guests: simulate says a
+  // 16 GiB numa02 converges in 58 s at 10 us a page (41 s with free moves);
+  // a bound of 250 ms made it 97 s.
+  static constexpr absl::Duration kMaxTimePerPeriod = absl::Seconds(1);
 
   // Wall time a period's migrations may take (default: unbounded); `clock`
   // is monotonic time (default: the host's).

@@ -22,7 +22,7 @@ void DomainPlacementView::set_limiter(RateLimiter* limiter) {
   limiter_ = limiter;
   migrator_ = std::make_unique<PageMigrator>(pid_, kPage, limiter_);
   // As in `numavm run`: a slow host's moves do not hold up the round.
-  migrator_->set_max_time(HostPlacementView::kMaxMoveTimePerPeriod);
+  migrator_->set_max_time(PageMigrator::kMaxTimePerPeriod);
 }
 
 uintptr_t DomainPlacementView::HostAddress(uint64_t gfn) const {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/actuation/page_migrator.h"
 
 namespace numavm {
 
@@ -98,6 +99,7 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
   MigrationOutcome out;
   const int64_t second = std::clamp<int64_t>(absl::ToInt64Seconds(now), 0, 65534);
   const int64_t window = absl::ToInt64Seconds(kRemigrationWindow);
+  size_t in_batch = 0;  // pages of this call's current batch
   for (auto [gfn, node] : moves) {
     if (gfn >= page_node_.size() || page_node_[gfn] < 0 || node < 0 ||
         node >= topology_.node_count()) {
@@ -105,6 +107,20 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
       continue;
     }
     if (page_node_[gfn] == node) continue;
+    if (move_time_ > absl::ZeroDuration()) {
+      // As PageMigrator: a batch starts while the period's time lasts, and
+      // then moves whole.
+      if (now != period_) {
+        period_ = now;
+        spent_ = absl::ZeroDuration();
+      }
+      if (in_batch == 0 && spent_ >= move_time_per_period_) {
+        ++out.deferred;
+        continue;
+      }
+      in_batch = (in_batch + 1) % PageMigrator::kBatchPages;
+      spent_ += move_time_;
+    }
     if (limiter_ != nullptr) {
       if (uint64_t granted = limiter_->Take(kPageBytes, now); granted < kPageBytes) {
         limiter_->GiveBack(granted);

@@ -52,6 +52,20 @@ class ModelPlacementView final : public PlacementView {
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
                                              absl::Duration now) override;
 
+  // Each page move takes `per_page` of the balancer's time, and one
+  // period's moves (the calls with one `now`) stop after `per_period`, as
+  // PageMigrator bounds them in `run`: the rest is deferred. Zero (the
+  // default): moves take no time.
+  void set_move_time(absl::Duration per_page, absl::Duration per_period) {
+    move_time_ = per_page;
+    move_time_per_period_ = per_period;
+  }
+
+  // The time the moves of the period `now` took (set_move_time).
+  absl::Duration move_time_of(absl::Duration now) const {
+    return now == period_ ? spent_ : absl::ZeroDuration();
+  }
+
   uint64_t page_moves() const { return page_moves_; }
   uint64_t vcpu_pins() const { return vcpu_pins_; }
   // Moves of a page that had already moved within kRemigrationWindow before.
@@ -73,6 +87,8 @@ class ModelPlacementView final : public PlacementView {
   std::vector<int> vcpu_node_;
   RateLimiter* const limiter_;
   MoveListener listener_;
+  absl::Duration move_time_, move_time_per_period_;
+  absl::Duration period_ = -absl::InfiniteDuration(), spent_;
   uint64_t page_moves_ = 0;
   uint64_t vcpu_pins_ = 0;
   uint64_t remigrations_ = 0;

@@ -39,6 +39,9 @@ struct SamplerCosts {
   // (tests/bench/sampler_bench.cc: ~2 us), and per arming call: a run of
   // neighbouring probe pages (up to kMaxRunPages) costs it once.
   absl::Duration arm_page = absl::Microseconds(2);
+  // One page migration on the balancer's thread (wall time), within
+  // PageMigrator::kMaxTimePerPeriod a period; zero: moves are free.
+  absl::Duration move_page;
 };
 
 class SamplerModel {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/actuation/page_migrator.h"
 #include "balancer/actuation/rate_limiter.h"
 #include "balancer/policy/scan_gate.h"
 #include "balancer/replay/model_placement_view.h"
@@ -94,6 +95,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
                       absl::ZeroDuration());
   ModelPlacementView view(topology, pages, r.vcpu_start, &limiter);
   view.EnableNodeCounts();
+  view.set_move_time(options.costs.move_page, PageMigrator::kMaxTimePerPeriod);
   const WorkloadPhase& first = workload.phases()[0];
   if (options.first_touch == SimFirstTouch::kSpread) {
     for (const Segment& seg : first.segments) {
@@ -139,8 +141,11 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   absl::Duration busy_total, measured_cpu;
   double modelled_cpu = 0;
   absl::Duration t;
+  absl::Duration moving;  // the last period's page moves held the loop this long
   while (t < options.seconds) {
-    const absl::Duration t1 = std::min(t + scan.period(), options.seconds);
+    // As `run`'s sampling thread: the next period begins once the moves end.
+    const absl::Duration t1 = std::min(t + scan.period() + moving, options.seconds);
+    moving = absl::ZeroDuration();
     batch.clear();
     absl::Duration busy;
     // The speed of each vCPU's memory over this period, as placed at its start.
@@ -189,6 +194,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
       if (!o.ok()) return o.status();
       outcome = *o;
       move_cpu = cpu_model.per_move * (view.page_moves() - moved_before);
+      moving = view.move_time_of(t1);
       modelled_cpu += cpu_model.per_period +
                       cpu_model.per_vcpu_pair * options.vcpus * options.vcpus +
                       cpu_model.per_sample * batch.size() + move_cpu;

@@ -15,8 +15,11 @@
 #   numavm-window        numavm with the fixed-window scanner (lab.window)
 #   kernel, kernel-thp   kernel.numa_balancing=1 on anonymous memory (+THP)
 #   numad                numad, anonymous memory
-#   churn                all guest memory moved every period (run verify)
-#   churn-unmapped       the same with --migrate-unmapped (runs unmapped first)
+#   churn                all guest memory moved every period (run verify),
+#                        through the alias process (the default)
+#   churn-unmapped       the same, --migrate-unmapped said explicitly
+#   churn-mapped         the same with --migrate-mapped (each page where the
+#                        guest maps it)
 #   budget               two VMs at once under one host migration budget
 # Every mode but hard, inverse, the churns and budget starts with its first
 # touch on node 0 through a cgroup v2 cpuset (cpus and mems of node 0),
@@ -214,6 +217,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
            extra="--balance off --sampler off --backing anon" ;;
     churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
     churn-unmapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-unmapped" ;;
+    churn-mapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-mapped" ;;
     budget)
       # Two VMs at once, each allowed 1G/s of its own, sharing a host budget
       # of 128K/s (32 pages/s, --host-migrate-rate): together they may not

@@ -9,7 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_join.h"
 #include "tests/support/numavm_process.h"
 
 namespace numavm {
@@ -87,9 +89,10 @@ TEST_F(RunReportTest, EveryBackingRuns) {
 }
 
 // The alias process of unmapped moves (actuation/alias_process.h) around a
-// whole run: started, used by the balancer, and gone with numavm - no
-// process of that name is left without its parent. On one node nothing
-// moves, so its moves are in the unit tests.
+// whole run: started where pages may move unmapped (memfd, balancing on:
+// the default), not otherwise, and gone with numavm - no process of that
+// name is left without its parent. On one node nothing moves, so its moves
+// are in the unit tests.
 TEST_F(RunReportTest, UnmappedMovesLeaveNoAliasProcessBehind) {
   auto orphans = [] {
     int n = 0;
@@ -109,20 +112,28 @@ TEST_F(RunReportTest, UnmappedMovesLeaveNoAliasProcessBehind) {
     return n;
   };
   const int before = orphans();
-  for (const char* backing : {"memfd", "anon"}) {
-    testing::ProcessResult r = RunNumavm(
-        {"run", "--payload", "numa02", "--vcpus", "2", "--memory", "64M", "--backing", backing,
-         "--balance", "on", "--migrate-unmapped", "--report=json", "--", "seconds=2"});
-    ASSERT_EQ(r.exit_code, 0) << backing << ": " << r.err;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
+      {{"--backing", "memfd"}, "unmapped"},
+      {{"--backing", "memfd", "--migrate-mapped"}, "mapped"},
+      {{"--backing", "anon", "--migrate-unmapped"}, "mapped"}};
+  for (const auto& [extra, moves] : runs) {
+    std::vector<std::string> args = {"run", "--payload", "numa02", "--vcpus",      "2", "--memory",
+                                     "64M", "--balance", "on",     "--report=json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--", "seconds=2"});
+    const std::string what = absl::StrJoin(extra, " ");
+    testing::ProcessResult r = RunNumavm(args);
+    ASSERT_EQ(r.exit_code, 0) << what << ": " << r.err;
     nlohmann::json j = nlohmann::json::parse(r.out);
-    EXPECT_EQ(j["end"], "completed") << backing;
-    // Nothing said about moving pages mapped: memfd has its alias, and
-    // anonymous memory never asks for one.
+    EXPECT_EQ(j["end"], "completed") << what;
+    EXPECT_EQ(j["balance"]["page_moves"], moves) << what;
+    // Nothing said about moving pages mapped: memfd has its alias, and the
+    // others never ask for one.
     for (const auto& note : j["notes"]) {
       EXPECT_EQ(note.get<std::string>().find("pages move where they are mapped"), std::string::npos)
-          << backing << ": " << note;
+          << what << ": " << note;
     }
-    EXPECT_EQ(j["balance"]["move_seconds"]["batches"], 0) << backing << ": one node";
+    EXPECT_EQ(j["balance"]["move_seconds"]["batches"], 0) << what << ": one node";
   }
   EXPECT_EQ(orphans(), before);
 }

@@ -3,6 +3,7 @@
 // the bounds are today's results with margin, not the machine's load.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -225,6 +226,35 @@ TEST(Simulate, AnExpensiveArmSlowsTheScanNotTheGuest) {
   EXPECT_EQ(c.pages_migrated, c.min_page_moves);
 }
 
+// A page move that costs the balancer's thread wall time (the NUMA lab's
+// ~1.4 ms through the alias process, ~8 ms mapped) is bounded as `run`
+// bounds it: a period's moves stop after PageMigrator::kMaxTimePerPeriod
+// (a batch under way ends), and the next period begins when they are done.
+TEST(Simulate, ADearPageMoveHoldsTheLoopAndIsBoundedPerPeriod) {
+  const Topology t = LoadShipped("topology-2node");
+  SimulationOptions free = Defaults("numa02", 4, 60);
+  free.memory_bytes = 1ull << 30;
+  SimulationOptions dear = free;
+  dear.costs.move_page = absl::Microseconds(1400);
+  const SimulationResult a = RunSim(free, t);
+  const SimulationResult b = RunSim(dear, t);
+  // Free moves take numa02 to the fewest moves in the minute; dear ones
+  // move at most the 512-page batches that start within the bound (717 ms
+  // of moving each), and the periods themselves grow by that.
+  EXPECT_EQ(a.pages_migrated, a.min_page_moves);
+  const double batch_seconds = PageMigrator::kBatchPages * 1400e-6;
+  const uint64_t batches = static_cast<uint64_t>(
+      std::ceil(absl::ToDoubleSeconds(PageMigrator::kMaxTimePerPeriod) / batch_seconds));
+  EXPECT_LE(b.pages_migrated, b.periods * batches * PageMigrator::kBatchPages);
+  EXPECT_GT(b.pages_migrated, 0u);
+  EXPECT_LT(b.periods, a.periods);
+  EXPECT_LT(b.final_locality, a.final_locality);
+  // Dearer still (8 ms: 4 s a batch): fewer.
+  SimulationOptions dearer = free;
+  dearer.costs.move_page = absl::Milliseconds(8);
+  EXPECT_LT(RunSim(dearer, t).pages_migrated, b.pages_migrated);
+}
+
 TEST(Simulate, DirtyLogSamplesHaveNoVcpuSoNothingMoves) {
   const Topology t = LoadShipped("topology-2node");
   SimulationOptions o = Defaults("numa02", 4);
@@ -321,6 +351,8 @@ TEST(SimulateCli, BadInputIsOneLineAndExitTwo) {
                  "--fault-cost 'slow'");
   ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--arm-cost", "2s"}),
                  "--arm-cost '2s'");
+  ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--move-cost", "-1ms"}),
+                 "--move-cost '-1ms'");
   ExpectBadInput(RunNumavm({"simulate", "--topology", topo, "--first-touch", "later"}),
                  "want boot or spread");
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 namespace numavm {
@@ -22,7 +23,12 @@ class ModelView : public PlacementView {
     return out;
   }
   std::vector<int> VcpuNodes() override { return vcpu_node; }
+  // Nodes pins may not go to (a cpuset that has only the others' CPUs).
+  std::vector<int> forbidden;
   absl::Status PinVcpu(int vcpu, int node) override {
+    if (std::find(forbidden.begin(), forbidden.end(), node) != forbidden.end()) {
+      return absl::InvalidArgumentError("not in the cpuset");
+    }
     vcpu_node[vcpu] = node;
     ++pins;
     return absl::OkStatus();
@@ -278,6 +284,67 @@ TEST(VcpuPlacementTest, GroupsThatSpanNodesGetHomesInsteadOfWandering) {
   EXPECT_EQ(homes, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_LE(view.pins, 8u) << "homes are given once, not every period";
   EXPECT_LE(c.remigrations * 50, c.pages_migrated) << c.remigrations << " of " << c.pages_migrated;
+}
+
+}  // namespace
+}  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// The lab's numa02 (docs/numa-lab.md): all memory first touched on node 0
+// while every vCPU ran there; then two of the four vCPUs must go to node 1
+// (two CPUs a node). Each vCPU owns two 2 MiB regions. The regions of the
+// vCPUs given homes on node 1 follow them at once, with no new visit: the
+// scan would otherwise have to come round twice more.
+TEST(RegionFollowTest, RegionsOfAVcpuGivenAHomeElsewhereFollowIt) {
+  Topology topology;
+  topology.nodes = {NumaNode{0, {0, 1}, 1 << 30, 1 << 30}, NumaNode{1, {2, 3}, 1 << 30, 1 << 30}};
+  topology.distance = {{10, 20}, {20, 10}};
+  ModelView view;
+  constexpr uint64_t kPages = 8 * kRegionPages;
+  for (uint64_t g = 0; g < kPages; ++g) view.page_node[g] = 0;
+  view.vcpu_node = {0, 0, 0, 0};
+  BalancerConfig config;
+  config.warmup = absl::ZeroDuration();
+  VmBalancer balancer(BalanceMode::kOn, topology, 4, kPages, view, config);
+  // One visit per region per period: four probes, from its owner.
+  auto visit_all = [&](int period) {
+    AccessBatch batch;
+    for (int v = 0; v < 4; ++v) {
+      for (uint64_t r = 2u * v; r < 2u * v + 2; ++r) {
+        for (uint64_t p = 0; p < 4; ++p) {
+          batch.push_back({r * kRegionPages + 128 * p + period % 128, v, AccessKind::kWrite, {}});
+        }
+      }
+    }
+    return balancer.OnBatch(batch, absl::Seconds(period));
+  };
+  // First touch in a cpuset of node 0: no vCPU may go to node 1 yet.
+  view.forbidden = {1};
+  for (int period = 0; period < 3; ++period) ASSERT_TRUE(visit_all(period).ok());
+  // Settled, in place: everything is on node 0.
+  EXPECT_EQ(view.moves, 0u);
+  EXPECT_EQ(balancer.counters().decisions[Decision::kRegionFollow], 0u);
+  // The cpuset widens. The placer gives two vCPUs homes on node 1 (node 0
+  // has room for two), and their regions follow in that same period.
+  view.forbidden.clear();
+  ASSERT_TRUE(balancer.OnBatch({}, absl::Seconds(3)).ok());
+  std::vector<int> moved;
+  for (int v = 0; v < 4; ++v) {
+    if (view.vcpu_node[v] == 1) moved.push_back(v);
+  }
+  ASSERT_EQ(moved.size(), 2u);
+  BalancerCounters c = balancer.counters();
+  EXPECT_EQ(c.decisions[Decision::kRegionFollow], 4u);
+  for (int v = 0; v < 4; ++v) {
+    const int want = view.vcpu_node[v];
+    for (uint64_t g = 2u * v * kRegionPages; g < (2u * v + 2) * kRegionPages; ++g) {
+      ASSERT_EQ(view.page_node[g], want) << "vCPU " << v << " page " << g;
+    }
+  }
+  EXPECT_EQ(view.moves, 4 * kRegionPages);  // exactly the remote regions, once
+  EXPECT_EQ(c.remigrations, 0u);
 }
 
 }  // namespace
