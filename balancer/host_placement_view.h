@@ -23,7 +23,6 @@ class HostPlacementView final : public PlacementView {
   HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram, VcpuThreads threads,
                     RateLimiter* limiter);
 
-
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override;
   absl::Status PinVcpu(int vcpu, int node) override;
