@@ -63,10 +63,10 @@ struct RunOptions {
   std::string name;            // --name; empty: PAYLOAD-PID
   std::string plot_path;       // --plot FILE.svg (cli/report_plot.h)
   bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
-  // memfd and hugetlb pages move with the guest's mappings dropped first,
-  // through the alias process (balancer/actuation/unmapped_moves.h); off
-  // with --migrate-mapped.
-  bool migrate_unmapped = true;
+  // --migrate-unmapped: memfd and hugetlb pages move with the guest's
+  // mappings dropped first, through the alias process
+  // (balancer/actuation/unmapped_moves.h).
+  bool migrate_unmapped = false;
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -104,7 +104,6 @@ struct RunFlags {
   std::optional<std::string> plot;
   bool migrate_churn = false;
   bool migrate_unmapped = false;
-  bool migrate_mapped = false;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

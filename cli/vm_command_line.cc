@@ -112,14 +112,11 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                     "record where the payload's declared memory is this often, e.g. 5s "
                     "(placement_series in the JSON report: placement locality, guest bytes, "
                     "bytes per node)");
-  run->add_flag("--migrate-mapped", flags.migrate_mapped,
-                "move each page where the guest maps it: a TLB shootdown to every vCPU's CPU and "
-                "a KVM flush per page (default for memfd and hugetlb memory: each contiguous run "
-                "of a migration batch is unmapped from the guest at once and moved through the "
-                "alias process, a child of numavm that KVM does not know)");
   run->add_flag("--migrate-unmapped", flags.migrate_unmapped,
-                "the default for memfd and hugetlb memory (see --migrate-mapped); anonymous "
-                "memory always moves where it is mapped");
+                "memfd and hugetlb memory: unmap each contiguous run of a migration batch from "
+                "the guest at once and move its pages through the alias process, a child of "
+                "numavm that KVM does not know - no TLB shootdown or KVM flush per page "
+                "(default: each page moves where the guest maps it)");
   run->add_flag("--migrate-churn", flags.migrate_churn,
                 "integrity exercise: every scan period move all resident guest memory to the "
                 "next node (round robin), within --migrate-rate, while the guest runs; run it "

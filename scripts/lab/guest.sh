@@ -15,11 +15,9 @@
 #   numavm-window        numavm with the fixed-window scanner (lab.window)
 #   kernel, kernel-thp   kernel.numa_balancing=1 on anonymous memory (+THP)
 #   numad                numad, anonymous memory
-#   churn                all guest memory moved every period (run verify),
-#                        through the alias process (the default)
-#   churn-unmapped       the same, --migrate-unmapped said explicitly
-#   churn-mapped         the same with --migrate-mapped (each page where the
-#                        guest maps it)
+#   churn                all guest memory moved every period (run verify)
+#   churn-unmapped       the same with --migrate-unmapped (through the alias
+#                        process, each run unmapped from the guest first)
 #   budget               two VMs at once under one host migration budget
 # Every mode but hard, inverse, the churns and budget starts with its first
 # touch on node 0 through a cgroup v2 cpuset (cpus and mems of node 0),
@@ -119,6 +117,9 @@ first_touch_on_node0() {
   while kill -0 $pid 2>/dev/null && [ $still -lt 2 ] && [ $waited -lt 600 ]; do
     sleep 1; waited=$((waited + 1))
     now=$(rss $pid)
+    # A sign of life while a first touch takes long (a lab that hangs here
+    # shows whether the shell still runs and the VM still grows).
+    [ $((waited % 60)) -eq 0 ] && echo "LAB: first touch, ${waited}s, resident $((now / 1024)) MiB"
     # A Linux guest boots, pauses, then its workload allocates: wait for
     # the workload's first line (FT_AFTER) before looking for the end.
     if [ -n "${FT_AFTER:-}" ] && ! grep -q "$FT_AFTER" /tmp/err.txt; then last=$now; continue; fi
@@ -217,7 +218,6 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
            extra="--balance off --sampler off --backing anon" ;;
     churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
     churn-unmapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-unmapped" ;;
-    churn-mapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-mapped" ;;
     budget)
       # Two VMs at once, each allowed 1G/s of its own, sharing a host budget
       # of 128K/s (32 pages/s, --host-migrate-rate): together they may not

@@ -89,8 +89,8 @@ TEST_F(RunReportTest, EveryBackingRuns) {
 }
 
 // The alias process of unmapped moves (actuation/alias_process.h) around a
-// whole run: started where pages may move unmapped (memfd, balancing on:
-// the default), not otherwise, and gone with numavm - no process of that
+// whole run: started where pages may move unmapped (memfd, balancing on,
+// --migrate-unmapped), not otherwise, and gone with numavm - no process of that
 // name is left without its parent. On one node nothing moves, so its moves
 // are in the unit tests.
 TEST_F(RunReportTest, UnmappedMovesLeaveNoAliasProcessBehind) {
@@ -113,8 +113,8 @@ TEST_F(RunReportTest, UnmappedMovesLeaveNoAliasProcessBehind) {
   };
   const int before = orphans();
   const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
-      {{"--backing", "memfd"}, "unmapped"},
-      {{"--backing", "memfd", "--migrate-mapped"}, "mapped"},
+      {{"--backing", "memfd", "--migrate-unmapped"}, "unmapped"},
+      {{"--backing", "memfd"}, "mapped"},
       {{"--backing", "anon", "--migrate-unmapped"}, "mapped"}};
   for (const auto& [extra, moves] : runs) {
     std::vector<std::string> args = {"run", "--payload", "numa02", "--vcpus",      "2", "--memory",

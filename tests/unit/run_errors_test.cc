@@ -107,12 +107,6 @@ TEST(RunErrors, LinuxGuestFlags) {
                  "payload arguments are for payloads");
 }
 
-TEST(RunErrors, PagesMoveOneWayOrTheOther) {
-  ExpectBadInput(
-      RunNumavm({"run", "--payload", "numa02", "--migrate-mapped", "--migrate-unmapped"}),
-      "--migrate-mapped and --migrate-unmapped: pages move one way or the other");
-}
-
 TEST(Help, ListsCommandsPayloadsAndExitCodes) {
   ProcessResult top = RunNumavm({"--help"});
   EXPECT_EQ(top.exit_code, 0);
