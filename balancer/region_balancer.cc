@@ -131,7 +131,15 @@ uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& de
   for (uint64_t r = 0; r < owner_.size(); ++r) {
     if (owner_[r] != vcpu) continue;
     RegionState& state = regions_.at(r);
-    if (!state.settled() || (state.flags & RegionState::kSplit) || state.node == node) continue;
+    if ((state.flags & RegionState::kSplit) || state.node == node) continue;
+    if (!state.settled()) {
+      // On its way to settling for the vCPU's old node: its next visit,
+      // which will want the new one, agrees instead of changing its mind.
+      if (state.node != RegionState::kNoNode && state.flips == 0) {
+        state.node = static_cast<uint8_t>(node);
+      }
+      continue;
+    }
     // Not a change of mind (flips stay as they are): its owner moved.
     const int from = state.node;
     state.node = static_cast<uint8_t>(node);

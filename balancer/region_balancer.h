@@ -60,9 +60,10 @@ class RegionBalancer {
 
   // `vcpu` has a home on node `node` from now on: every settled region
   // that only `vcpu` was seen using and that is set for another node is
-  // set for `node` (queued when `act`, advised when `advice`). Returns the
-  // regions that follow. Cost: one pass over the region table, per home
-  // change.
+  // set for `node` (queued when `act`, advised when `advice`); one on its
+  // way to settling is set for `node` too, so that its next visit agrees
+  // rather than counting as a change of mind. Returns the settled regions
+  // that follow. Cost: one pass over the region table, per home change.
   uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice);
 
   absl::StatusOr<RegionMovesOutcome> Drain(PlacementView& view, absl::Duration now,

@@ -107,10 +107,23 @@ TEST_F(RegionBalancerTest, AdviseFollowsWithoutMoving) {
   EXPECT_EQ(view_->page_moves(), 0u);
 }
 
-TEST_F(RegionBalancerTest, AnUnsettledRegionDoesNotFollow) {
+TEST_F(RegionBalancerTest, AnUnsettledRegionWaitsForItsNextVisitAtTheNewHome) {
   Visit(0, {0});  // one visit: not settled
   Decide();
   EXPECT_EQ(balancer_.Follow(0, 1, true, decisions_, nullptr), 0u);
+  Drain();
+  EXPECT_EQ(view_->page_moves(), 0u);
+  // The next visit, from vCPU 0 at its new home, agrees with where the
+  // region was set to go: it settles and moves, one visit sooner than a
+  // change of mind would (two more agreeing visits).
+  for (int i = 0; i < 4; ++i) balancer_.AddSample(100 * i + 7, 1, 2, 0, true, 0);
+  Decide();
+  Drain();
+  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
+  EXPECT_EQ(decisions_[Decision::kRegionMove], 1u);
+}
+
+TEST_F(RegionBalancerTest, AnUnsettledRegionOfSeveralVcpusDoesNotFollow) {
   // A later visit by another vCPU makes it nobody's.
   Visit(0, {0});
   Decide();
