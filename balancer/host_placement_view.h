@@ -38,6 +38,8 @@ class HostPlacementView final : public PlacementView {
   // Whether pages move unmapped (MoveUnmapped found shared files and its
   // alias process started).
   bool moves_unmapped() const { return unmapped_ != nullptr; }
+  // ... and its alias process still served at the end.
+  bool alias_alive() const { return unmapped_ != nullptr && unmapped_->alias_alive(); }
 
   // Where the page moves' wall time went (call when no move is running).
   const MoveTimes& move_times() const { return migrator_.times(); }

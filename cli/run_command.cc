@@ -328,6 +328,11 @@ int RunCommand(const RunFlags& flags) {
   summary.balance.counters = balancer.counters();
   summary.balance.counters.move_times = view.move_times();
   summary.balance.unmapped_moves = view.moves_unmapped();
+  if (view.moves_unmapped() && !view.alias_alive()) {
+    summary.notes.push_back(
+        "the alias process of --migrate-unmapped ended during the run: pages moved where they are "
+        "mapped from then on");
+  }
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
                                          churn->moved_unmapped(), " unmapped first), ",

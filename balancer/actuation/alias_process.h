@@ -50,6 +50,11 @@ class AliasProcess final {
   AliasProcess& operator=(const AliasProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // False once a request found the child gone (or hung: it was ended).
+  bool alive() const {
+    absl::MutexLock lock(&mu_);
+    return socket_ >= 0;
+  }
 
   // Maps `bytes` of file `fd` from `offset` in the child, shared, at `at`
   // if that is free there (so that addresses agree), else where the kernel
@@ -77,7 +82,7 @@ class AliasProcess final {
   absl::Status Request(uint32_t op, const std::vector<Range>& ranges);
 
   const pid_t pid_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   int socket_ ABSL_GUARDED_BY(mu_);  // -1 once the child failed: every request fails
 };
 

@@ -30,6 +30,8 @@ const UnmappedMoves::Region* UnmappedMoves::RegionOf(const uint8_t* guest) const
 StagedPages UnmappedMoves::Stage(const std::vector<void*>& pages) {
   staged_.clear();
   staged_alias_.clear();
+  // Without the child the guest's mappings would be dropped for nothing.
+  if (!alias_->alive()) return {};
   StagedPages out{alias_->pid(), {}};
   out.at.reserve(pages.size());
   // Runs of pages that follow each other in the guest's mapping (a region's

@@ -50,6 +50,7 @@ class UnmappedMoves final : public MoveStaging {
   void Unstage() override;
 
   uint64_t runs() const { return runs_total_; }  // invalidations, one per run
+  bool alias_alive() const { return alias_->alive(); }
 
  private:
   struct Region {

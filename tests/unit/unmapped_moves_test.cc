@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <numaif.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -144,6 +145,33 @@ TEST_F(UnmappedMovesTest, MovesEachRunAfterOneUnmapAndKeepsTheData) {
   EXPECT_FALSE(Mapped(mem_));
   EXPECT_FALSE(Mapped(mem_ + 47 * 4096));
   EXPECT_TRUE(Mapped(mem_ + 32 * 4096));
+  EXPECT_TRUE(DataIntact());
+}
+
+// The alias process gone (killed, or ended after a request it did not
+// answer): batches move where they are mapped, and the guest's mappings
+// are not dropped for nothing.
+TEST_F(UnmappedMovesTest, WithoutItsAliasProcessABatchMovesMappedAndKeepsItsMappings) {
+  absl::StatusOr<std::unique_ptr<UnmappedMoves>> staging =
+      UnmappedMoves::Create(Ram(), alias_.get());
+  ASSERT_TRUE(staging.ok()) << staging.status();
+  PageMigrator migrator(0, 4096, nullptr);
+  migrator.set_staging(staging->get());
+  ASSERT_EQ(::kill(alias_->pid(), SIGKILL), 0);
+  // The first batch finds it gone once the guest's run is dropped: nothing
+  // moves unmapped, no data is lost (with no sampler to map the run back,
+  // its pages are found unmapped and move the next time they are asked).
+  absl::StatusOr<MigrationOutcome> out = migrator.Migrate(Moves(0, 8), absl::ZeroDuration());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->moved_unmapped, 0u);
+  EXPECT_FALSE((*staging)->alias_alive());
+  EXPECT_TRUE(DataIntact());
+  // From then on the guest's mapping stays as it is.
+  out = migrator.Migrate(Moves(16, 8), absl::Seconds(1));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->moved, 8u);
+  EXPECT_EQ(out->moved_unmapped, 0u);
+  for (uint64_t i = 16; i < 24; ++i) EXPECT_TRUE(Mapped(mem_ + i * 4096)) << "page " << i;
   EXPECT_TRUE(DataIntact());
 }
 
