@@ -1,5 +1,7 @@
 #include "cli/balance_report.h"
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/size.h"
@@ -80,6 +82,19 @@ std::string BalanceVerdict(const BalancerCounters& c, BalanceMode mode) {
     absl::StrAppend(&out, ", nothing moved (--balance ", BalanceModeName(mode), ")");
   }
   return out;
+}
+
+VmBalancer::Advice AdviceOnStderr() {
+  return [](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
+    if (pages == 1) {
+      std::fprintf(stderr, "advise: move gfn 0x%lx from node index %d to %d (%s)\n",
+                   static_cast<unsigned long>(gfn), from, to, std::string(reason).c_str());
+    } else {
+      std::fprintf(stderr, "advise: move gfns 0x%lx+%lu to node index %d (%s)\n",
+                   static_cast<unsigned long>(gfn), static_cast<unsigned long>(pages), to,
+                   std::string(reason).c_str());
+    }
+  };
 }
 
 std::string BalancerCountersText(const BalancerCounters& c) {

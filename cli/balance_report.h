@@ -20,6 +20,10 @@ std::string BalancerCountersText(const BalancerCounters& c);
 // way after 41 s), 3.1 GiB moved (812,000 pages), 2 vCPU moves", or why
 // there is none.
 std::string BalanceVerdict(const BalancerCounters& c, BalanceMode mode);
+
+// `--balance advise`: each page or region decision that would move memory,
+// one line on stderr with its reason.
+VmBalancer::Advice AdviceOnStderr();
 // "memory per model node: 0:1 GiB 1:0 B" (replay and simulate).
 std::string ModelMemoryText(const std::vector<uint64_t>& pages_per_node);
 

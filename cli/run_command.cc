@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "balancer/actuation/alias_process.h"
 #include "balancer/actuation/host_budget.h"
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/control/control_socket.h"
@@ -23,6 +22,7 @@
 #include "balancer/topology/topology.h"
 #include "balancer/vm_balancer.h"
 #include "base/size.h"
+#include "cli/balance_report.h"
 #include "cli/exit_codes.h"
 #include "cli/guest_image.h"
 #include "cli/migration_churn.h"
@@ -36,6 +36,7 @@
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
 #include "cli/stop_signals.h"
+#include "cli/unmapped_moves_setup.h"
 #include "vmm/elf_payload.h"
 #include "vmm/host_memory.h"
 #include "vmm/virtual_machine.h"
@@ -69,21 +70,9 @@ int RunCommand(const RunFlags& flags) {
   }
   absl::StatusOr<std::string> fallback = PrepareSampling(options);
   if (!fallback.ok()) return Fail(fallback.status(), kExitBadInput);
-  // The alias process for unmapped page moves (actuation/alias_process.h),
-  // forked now, while this process is small and has one thread.
-  std::unique_ptr<AliasProcess> alias;
-  std::string alias_note;
-  // Only where pages may move: balancing on, or the churn.
-  if (options.migrate_unmapped &&
-      (options.balance.mode == BalanceMode::kOn || options.migrate_churn) &&
-      (options.vm.backing == Backing::kMemfd || options.vm.backing == Backing::kHugetlb)) {
-    absl::StatusOr<std::unique_ptr<AliasProcess>> a = AliasProcess::Start();
-    if (a.ok()) {
-      alias = *std::move(a);
-    } else {
-      alias_note = absl::StrCat("pages move where they are mapped: ", a.status().message());
-    }
-  }
+  // Forked now, while this process is small and has one thread.
+  AliasSetup alias_setup = StartAliasProcess(options);
+  const std::unique_ptr<AliasProcess>& alias = alias_setup.alias;
   absl::StatusOr<GuestImage> image = ReadGuestImage(options);
   if (!image.ok()) return Fail(image.status(), kExitBadInput);
 
@@ -91,7 +80,7 @@ int RunCommand(const RunFlags& flags) {
   summary.payload = options.payload;
   summary.options = &options;
   if (!fallback->empty()) summary.notes.push_back(*fallback);
-  if (!alias_note.empty()) summary.notes.push_back(alias_note);
+  if (!alias_setup.note.empty()) summary.notes.push_back(alias_setup.note);
   absl::StatusOr<Topology> topology = ReadHostTopology();
   if (!topology.ok()) {
     // No NUMA sysfs (e.g. a kernel without CONFIG_NUMA): one node, all CPUs.
@@ -158,19 +147,8 @@ int RunCommand(const RunFlags& flags) {
       summary.notes.push_back(absl::StrCat("pages move where they are mapped: ", u.message()));
     }
   }
-  VmBalancer::Advice advice;
-  if (options.balance.mode == BalanceMode::kAdvise) {
-    advice = [](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
-      if (pages == 1) {
-        std::fprintf(stderr, "advise: move gfn 0x%lx from node index %d to %d (%s)\n",
-                     static_cast<unsigned long>(gfn), from, to, std::string(reason).c_str());
-      } else {
-        std::fprintf(stderr, "advise: move gfns 0x%lx+%lu to node index %d (%s)\n",
-                     static_cast<unsigned long>(gfn), static_cast<unsigned long>(pages), to,
-                     std::string(reason).c_str());
-      }
-    };
-  }
+  const VmBalancer::Advice advice =
+      options.balance.mode == BalanceMode::kAdvise ? AdviceOnStderr() : nullptr;
   BalancerConfig balancer_config;
   balancer_config.backing_pages = BackingAlignment(options.vm.backing) / 4096;
   // Guest cells group their vCPUs; one cell (the default) says nothing.
@@ -328,11 +306,7 @@ int RunCommand(const RunFlags& flags) {
   summary.balance.counters = balancer.counters();
   summary.balance.counters.move_times = view.move_times();
   summary.balance.unmapped_moves = view.moves_unmapped();
-  if (view.moves_unmapped() && !view.alias_alive()) {
-    summary.notes.push_back(
-        "the alias process of --migrate-unmapped ended during the run: pages moved where they are "
-        "mapped from then on");
-  }
+  if (std::string note = AliasEndNote(view); !note.empty()) summary.notes.push_back(note);
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
                                          churn->moved_unmapped(), " unmapped first), ",
