@@ -13,13 +13,17 @@
 #          [--working-set 768M] [--vcpus 4] [--mem-per-node 2G]
 #          [--interval 5] [--window 64M] [--stack debian12|backports]
 #          [--numavm-args "FLAGS"] [--verify-seconds 120] [--no-verify]
-#          [--out DIR]
+#          [--deadline SECONDS] [--out DIR]
 # Modes: scripts/lab/guest.sh. verify runs under migration churn with 1 and
 # 2 vCPUs (--no-verify skips them); --stack backports runs bookworm-
 # backports' QEMU 10 and 6.12 kernel (unpacked into the lab cache, nothing
 # installed), which sustains far longer migration runs. --numavm-args gives
 # mode numavm-extra (numavm on memfd) extra `numavm run` flags, e.g.
 # "--scan-stall-budget 20%" for a row at another scan budget.
+# --deadline bounds the whole lab's wall time: a boot gets at most what is
+# left, and the runs not done when it passes are lab failures (LAB-FAIL
+# ... the lab's deadline passed), never results - CI's lab test ends with
+# its table and its log instead of being killed by ctest.
 # Environment: NUMAVM_LAB_CACHE (default build/lab-cache) keeps kernels and
 # QEMU between runs.
 set -euo pipefail
@@ -39,6 +43,7 @@ numavm_args=""
 out=build/lab
 verify=yes
 verify_seconds=120
+deadline=""
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes_list=$2; shift 2 ;;
@@ -56,10 +61,15 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --verify-seconds) verify_seconds=$2; shift 2 ;;
     --no-verify) verify=no; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --deadline) deadline=$2; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "lab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case $deadline in
+  ''|*[!0-9]*) [ -z "$deadline" ] || { echo "lab: --deadline $deadline: want whole seconds" >&2; exit 2; } ;;
+esac
+started=$(date +%s)
 [ -x build/numavm ] && [ -x build/tests/lab_table ] || { ./scripts/install-deps.sh && ./scripts/build.sh; }
 ./scripts/install-deps.sh >/dev/null
 cache=${NUMAVM_LAB_CACHE:-build/lab-cache}
@@ -95,6 +105,19 @@ for nodes in ${nodes_list//,/ }; do
     echo "lab: $nodes nodes x $cpn CPUs x $mem_per_node, $runs runs (VMs of $memory, working set $working_set, ${seconds}s)" >&2
     part="$out/boot.log"
     budget=$(( runs * (3 * seconds + 240) + 300 ))
+    if [ -n "$deadline" ]; then
+      left=$(( deadline - ($(date +%s) - started) ))
+      # Too little left for a boot to start a run: what is left is not run.
+      if [ "$left" -lt 120 ]; then
+        for entry in ${todo//,/ }; do
+          IFS=: read -r w m _ <<<"$entry"
+          echo "LAB-FAIL $w $m the lab's deadline passed" >> "$log"
+          echo "lab: $w $m: not run, the lab's deadline (${deadline}s) passed" >&2
+        done
+        break
+      fi
+      [ "$left" -lt "$budget" ] && budget=$left
+    fi
     CPUS_PER_NODE=$cpn MEM_PER_NODE=$mem_per_node LAB_NUMAVM_ARGS=$numavm_args ./scripts/lab/boot.sh "$kernel" "$out/initrd.gz" \
       "$nodes" "$todo" "$vcpus" "$memory" "size=$working_set,seconds=$seconds" "$part" "$budget" \
       "$interval" "$window" || true

@@ -56,10 +56,12 @@ bool HaveQemu() { return std::system("command -v qemu-system-x86_64 >/dev/null 2
 TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
   if (!HaveQemu()) GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
   // A small VM (64 MiB, 16 MiB working set) so that CI can afford it; the
-  // lab retries a run the lab itself broke (scripts/lab.sh) once.
+  // lab retries a run the lab itself broke (scripts/lab.sh) once, within a
+  // deadline under ctest's timeout (tests/CMakeLists.txt): a lab that hangs
+  // ends with its log, its runs lab failures.
   const LabOutput lab = RunLab(
       "--nodes 2 --workloads numa02 --modes off,numavm,kernel --seconds 30 --memory 64M "
-      "--working-set 16M --mem-per-node 512M --interval 2 --no-verify");
+      "--working-set 16M --mem-per-node 512M --interval 2 --no-verify --deadline 1200");
   if (const std::string why = Unavailable(lab); !why.empty()) GTEST_SKIP() << why;
   const std::string& log = lab.log;
   const std::string& err = lab.err;
@@ -70,7 +72,9 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
   for (const LabRun& r : runs) {
     // Twice broken by the lab itself (docs/numa-lab.md): a lab failure, not
     // a result either way.
-    if (!r.report.is_object()) GTEST_SKIP() << r.mode << ": the lab failed twice\n" << err;
+    if (!r.report.is_object()) {
+      GTEST_SKIP() << r.mode << ": a lab failure twice, or the lab's deadline passed\n" << err;
+    }
   }
   // By mode: a run the lab broke is retried in a later boot, so the log's
   // order is not the plan's.
@@ -123,8 +127,9 @@ TEST(Lab, NumavmAndTheKernelEachBalanceNuma02OnARealTwoNodeKernel) {
 // exit 0.
 TEST(Lab, ALinuxGuestSeesItsCellsAsNumaNodesAndPowersOff) {
   if (!HaveQemu()) GTEST_SKIP() << "qemu-system-x86_64 is not installed (scripts/install-deps.sh)";
-  const LabOutput lab =
-      RunLab("--nodes 2 --workloads linux --modes boot --seconds 30 --mem-per-node 1G --no-verify");
+  const LabOutput lab = RunLab(
+      "--nodes 2 --workloads linux --modes boot --seconds 30 --mem-per-node 1G --no-verify "
+      "--deadline 900");
   if (const std::string why = Unavailable(lab); !why.empty()) GTEST_SKIP() << why;
   const std::string& log = lab.log;
   const std::string& err = lab.err;
