@@ -5,7 +5,8 @@
 # next node, 30 across (4 nodes: a ring), running PLAN (see guest.sh).
 # Serial console to LOG; progress lines (LAB...) echoed to stderr.
 # Usage: boot.sh KERNEL INITRD NODES PLAN VCPUS MEMORY ARGS LOG [TIMEOUT [INTERVAL [WINDOW]]]
-# Environment: CPUS_PER_NODE, MEM_PER_NODE (e.g. 512M, 2G), LAB_QEMU (the
+# Environment: CPUS_PER_NODE, MEM_PER_NODE (e.g. 512M, 2G), UP_TIMEOUT,
+# BEGIN_TIMEOUT, LOCKUP_TIMEOUT (seconds, below), LAB_QEMU (the
 # QEMU binary), LAB_QEMU_ARGS (extra options, e.g. firmware paths) and
 # LAB_NUMAVM_ARGS (extra `numavm run` flags for mode numavm-extra).
 set -uo pipefail
@@ -67,6 +68,20 @@ tpid=$!
       fi
       sleep 5
     done
+  done
+  # A lab kernel whose CPUs stay soft-locked (seen from a run's start on
+  # a loaded host: every CPU stuck for the rest of the boot, the console
+  # silent but for the watchdog) is ended once one has been stuck for
+  # LOCKUP_TIMEOUT seconds: its run is a lab failure, tried again.
+  lockup=${LOCKUP_TIMEOUT:-120}
+  while kill -0 $qpid 2>/dev/null; do
+    stuck=$(sed -n 's/.*soft lockup - CPU#[0-9]* stuck for \([0-9]*\)s.*/\1/p' "$log" | sort -n | tail -1)
+    if [ -n "$stuck" ] && [ "$stuck" -ge "$lockup" ]; then
+      echo "lab: the lab kernel's CPUs stayed soft-locked (${stuck}s); ended" >&2
+      kill $qpid
+      exit 0
+    fi
+    sleep 5
   done
 ) &
 wpid=$!
