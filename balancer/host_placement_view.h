@@ -41,6 +41,10 @@ class HostPlacementView final : public PlacementView {
   // ... and its alias process still served at the end.
   bool alias_alive() const { return unmapped_ != nullptr && unmapped_->alias_alive(); }
 
+  // Up to `threads` threads share a period's page moves where one is short
+  // of time (PageMigrator::set_workers); unmapped moves use one.
+  void set_migrate_threads(int threads) { migrator_.set_workers(threads); }
+
   // Where the page moves' wall time went (call when no move is running).
   const MoveTimes& move_times() const { return migrator_.times(); }
 

@@ -1,9 +1,9 @@
 // Regions waiting to move: the balancer's queue of 2 MiB regions (or a
 // quarter of a split one) whose samples agreed on a node
 // (policy/region_policy.h). Each period the queue drains as far as the
-// migration limit allows: it asks where the unit's pages are and moves
-// those not on an acceptable node, as one batch; what the limit defers
-// stays at the front for the next period. Only the sampling thread touches
+// migration limit allows: it asks where the units' pages are and moves
+// those not on an acceptable node, several units to a call; what the limit
+// defers stays at the front for the next period. Only the sampling thread touches
 // it.
 #ifndef NUMAVM_BALANCER_REGION_MOVES_H_
 #define NUMAVM_BALANCER_REGION_MOVES_H_
@@ -43,6 +43,9 @@ class RegionMoves {
   // pages already on a node of `acceptable` (bit n: node index n) stay.
   void Push(RegionState& state, const Unit& unit, uint64_t acceptable);
   size_t queued() const { return queue_.size(); }
+  // Pages (backing pages) of the units one MovePages call takes, at most
+  // and a unit more: 16 batches of move_pages.
+  static constexpr size_t kPagesPerCall = 16 * 512;
 
   // Drains within the view's limits; `moved(gfn)` is called for every page
   // that moved (re-migration accounting).

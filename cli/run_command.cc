@@ -137,6 +137,7 @@ int RunCommand(const RunFlags& flags) {
   }
   HostPlacementView view(
       *topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); }, &limiter);
+  view.set_migrate_threads(options.balance.migrate_threads);
   if (alias != nullptr) {
     AccessSampler* s = sampler->get();
     if (absl::Status u = view.MoveUnmapped(alias.get(),

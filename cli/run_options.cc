@@ -126,6 +126,10 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     }
     options.balance.host_migrate_bytes_per_second = *rate;
   }
+  if (flags.migrate_threads) {
+    if (absl::Status s = CheckMigrateThreads(*flags.migrate_threads); !s.ok()) return s;
+    options.balance.migrate_threads = *flags.migrate_threads;
+  }
   if (flags.vcpus) options.vm.vcpus = *flags.vcpus;
   if (flags.memory) {
     absl::StatusOr<uint64_t> bytes = ParseSize(*flags.memory);
@@ -204,6 +208,14 @@ absl::StatusOr<uint64_t> ParseMigrateRate(absl::string_view name, absl::string_v
         absl::StrCat(name, ": '", text, "' is not a positive size per second (e.g. 256M)"));
   }
   return *rate;
+}
+
+absl::Status CheckMigrateThreads(int threads) {
+  if (threads < 1 || threads > PageMigrator::kMaxWorkers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--migrate-threads ", threads, ": want 1 to ", PageMigrator::kMaxWorkers));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "balancer/actuation/page_migrator.h"
 #include "balancer/policy/scan_rate.h"
 #include "balancer/policy/static_placement.h"
 #include "balancer/sampling/sampler_kind.h"
@@ -39,6 +40,8 @@ struct BalanceOptions {
   uint64_t migrate_bytes_per_second = 256ull << 20;
   // Shared by all numavm processes on the host (host_budget.h); 0: none.
   uint64_t host_migrate_bytes_per_second = 1ull << 30;
+  // Threads that may share a period's page moves (PageMigrator::set_workers).
+  int migrate_threads = PageMigrator::kDefaultWorkers;
 };
 
 struct RunOptions {
@@ -97,6 +100,7 @@ struct RunFlags {
   std::optional<std::string> balance;
   std::optional<std::string> migrate_rate;
   std::optional<std::string> host_migrate_rate;
+  std::optional<int> migrate_threads;
   std::optional<std::string> stats_interval;
   std::optional<std::string> placement_interval;
   std::optional<std::string> record;
@@ -134,6 +138,8 @@ absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text);
 // --migrate-rate, wherever it is taken: a size per second above 0; the
 // error names the flag (or config key) `name`.
 absl::StatusOr<uint64_t> ParseMigrateRate(absl::string_view name, absl::string_view text);
+// --migrate-threads, wherever it is taken: 1 to PageMigrator::kMaxWorkers.
+absl::Status CheckMigrateThreads(int threads);
 
 // Payload arguments as the guest reads them: "key=value ..." where every
 // value is a whole number with an optional K, M or G suffix.

@@ -89,6 +89,8 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   absl::StatusOr<uint64_t> rate = ParseMigrateRate("--migrate-rate", flags.migrate_rate);
   if (!rate.ok()) return rate.status();
   o.migrate_bytes_per_second = *rate;
+  if (absl::Status s = CheckMigrateThreads(flags.migrate_threads); !s.ok()) return s;
+  o.migrate_threads = flags.migrate_threads;
   // The scan flags mean what they mean for `numavm run`, checked by the
   // same setters.
   RunOptions run;
@@ -153,6 +155,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"move_cost_seconds", absl::ToDoubleSeconds(o.costs.move_page)},
                 {"balance", BalanceModeName(o.mode)},
                 {"migrate_bytes_per_second", o.migrate_bytes_per_second},
+                {"migrate_threads", o.migrate_threads},
                 {"scan", o.scan.window_bytes > 0 ? "window" : "regions"},
                 {"scan_window_bytes", o.scan.window_bytes},
                 {"scan_stall_budget", o.scan.rate.stall_budget},

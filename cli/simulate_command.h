@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "balancer/actuation/page_migrator.h"
+
 namespace numavm {
 
 struct SimulateFlags {
@@ -24,6 +26,7 @@ struct SimulateFlags {
   std::string sampler = "hint";
   std::string balance = "on";
   std::string migrate_rate = "256M";
+  int migrate_threads = PageMigrator::kDefaultWorkers;
   std::string scan_window;  // empty: regions at a controlled rate
   std::string scan_period = "1s";
   std::string scan_period_max;  // default 16x scan_period

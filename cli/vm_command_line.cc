@@ -101,6 +101,11 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                  "page decision with its reason, act on none) or on (migrate pages)");
   AddSizeOption(run, "--migrate-rate", &flags.migrate_rate,
                 "page migration limit per second for this VM, e.g. 256M (default 256M)");
+  run->add_option("--migrate-threads", flags.migrate_threads,
+                  "threads that may share a scan period's page moves once one thread would "
+                  "take over 250ms for them (default 1, at most 64; --migrate-unmapped moves "
+                  "with one)")
+      ->type_name("N");
   AddSizeOption(run, "--host-migrate-rate", &flags.host_migrate_rate,
                 "page migration limit per second shared by all 'numavm run' VMs on the host "
                 "(default 1G; 0: this VM's limit only)");
@@ -238,6 +243,10 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
   AddBalanceFlag(sim, &flags.balance, "on (default), advise or off, as in 'numavm run'");
   AddSizeOption(sim, "--migrate-rate", &flags.migrate_rate,
                 "page migration limit per second (default 256M)");
+  sim->add_option("--migrate-threads", flags.migrate_threads,
+                  "threads that may share a period's page moves, as in 'numavm run' (default 1; "
+                  "matters with --move-cost)")
+      ->type_name("N");
   sim->add_option("--plot", flags.plot,
                   "also draw the simulation as SVG: ground-truth and sampled locality over "
                   "time against the best placement, pages migrated against the fewest that "

@@ -2,11 +2,16 @@
 
 #include <numaif.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "balancer/sampling/thread_cpu.h"
 #include "base/errno_status.h"
 
 namespace numavm {
@@ -17,9 +22,31 @@ absl::Duration Now() {
   return absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
 }
 
+// Adds a worker's outcome to the call's; the deferred moves are the call's.
+void Merge(const MigrationOutcome& w, MigrationOutcome& out) {
+  out.moved += w.moved;
+  out.busy += w.busy;
+  out.no_memory += w.no_memory;
+  out.failed += w.failed;
+  out.bytes_moved += w.bytes_moved;
+  out.moved_unmapped += w.moved_unmapped;
+  out.retry.insert(out.retry.end(), w.retry.begin(), w.retry.end());
+}
+
 }  // namespace
 
-absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out) {
+int WorkersFor(size_t batches, absl::Duration batch_cost, absl::Duration target, int max_workers) {
+  if (batches <= 1 || max_workers <= 1 || batch_cost <= absl::ZeroDuration()) return 1;
+  if (target <= absl::ZeroDuration())
+    return static_cast<int>(std::min<size_t>(batches, max_workers));
+  const double need =
+      std::ceil(absl::FDivDuration(batch_cost * static_cast<double>(batches), target));
+  const double most = static_cast<double>(std::min<size_t>(batches, max_workers));
+  return static_cast<int>(std::clamp(need, 1.0, most));
+}
+
+absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out,
+                                        MoveTimes& times) {
   const absl::Duration t0 = Now();
   std::vector<void*> pages;
   std::vector<int> nodes, status(batch.size(), 0);
@@ -43,12 +70,12 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, Migr
   }
   const absl::Duration t3 = Now();
   if (unmapped) staging_->Unstage();
-  ++times_.batches;
-  times_.pages += batch.size();
-  times_.stage += t1 - t0;
-  times_.move += t2 - t1;
-  times_.query += t3 - t2;
-  times_.unstage += Now() - t3;
+  ++times.batches;
+  times.pages += batch.size();
+  times.stage += t1 - t0;
+  times.move += t2 - t1;
+  times.query += t3 - t2;
+  times.unstage += Now() - t3;
   if (rc < 0 && move_errno != ENOENT) {
     return ErrnoStatus(move_errno, "move_pages");
   }
@@ -91,16 +118,31 @@ absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMov
   const uint64_t granted = limiter_ ? limiter_->Take(wanted, now) : wanted;
   const size_t granted_pages = static_cast<size_t>(granted / page_bytes_);
   if (limiter_) limiter_->GiveBack(granted - granted_pages * page_bytes_);
+  const size_t batches = (granted_pages + kBatchPages - 1) / kBatchPages;
+  const int workers =
+      timed && staging_ == nullptr
+          ? WorkersFor(batches, batch_cost_, std::min(kSoloTime, max_time_) - spent_, max_workers_)
+          : 1;
   size_t done = 0;  // pages attempted
-  while (done < granted_pages) {
-    if (timed && spent_ >= max_time_) break;  // the period's time is spent
-    const size_t last = std::min(granted_pages, done + kBatchPages);
-    std::vector<PageMove> batch(moves.begin() + done, moves.begin() + last);
-    const absl::Duration start = timed ? clock_() : absl::ZeroDuration();
-    absl::Status s = MigrateBatch(batch, out);
-    if (timed) spent_ += clock_() - start;
-    if (!s.ok()) return s;
-    done = last;
+  if (workers > 1) {
+    absl::StatusOr<size_t> attempted = MigrateShared(moves, granted_pages, workers, out);
+    if (!attempted.ok()) return attempted.status();
+    done = *attempted;
+  } else {
+    while (done < granted_pages) {
+      if (timed && spent_ >= max_time_) break;  // the period's time is spent
+      const size_t last = std::min(granted_pages, done + kBatchPages);
+      std::vector<PageMove> batch(moves.begin() + done, moves.begin() + last);
+      const absl::Duration start = timed ? clock_() : absl::ZeroDuration();
+      absl::Status s = MigrateBatch(batch, out, times_);
+      if (timed) {
+        const absl::Duration took = clock_() - start;
+        spent_ += took;
+        Measured(took, batch.size());
+      }
+      if (!s.ok()) return s;
+      done = last;
+    }
   }
   for (size_t i = done; i < moves.size(); ++i) out.retry.push_back(moves[i]);
   out.deferred = moves.size() - done;
@@ -108,6 +150,79 @@ absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMov
   // time bound left unattempted too).
   if (limiter_) limiter_->GiveBack((granted_pages - out.moved) * page_bytes_);
   return out;
+}
+
+void PageMigrator::Measured(absl::Duration took, size_t pages) {
+  if (pages == 0) return;
+  const absl::Duration full =
+      took * (static_cast<double>(kBatchPages) / static_cast<double>(pages));
+  batch_cost_ = batch_cost_ <= absl::ZeroDuration() ? full : (batch_cost_ * 3 + full) / 4;
+}
+
+absl::StatusOr<size_t> PageMigrator::MigrateShared(const std::vector<PageMove>& moves,
+                                                   size_t granted_pages, int workers,
+                                                   MigrationOutcome& out) {
+  // Batches are claimed in order, so those never claimed - the period's
+  // time ran out, or a batch failed - are the tail of the granted moves.
+  const size_t batches = (granted_pages + kBatchPages - 1) / kBatchPages;
+  const absl::Duration start = clock_();
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  struct Share {
+    MigrationOutcome out;
+    MoveTimes times;
+    absl::Status status;
+    absl::Duration cost;  // of its batches, summed
+    size_t pages = 0;
+  };
+  std::vector<Share> shares(static_cast<size_t>(workers));
+  auto work = [&](Share& share) {
+    while (!failed.load(std::memory_order_relaxed)) {
+      if (spent_ + (clock_() - start) >= max_time_) return;
+      const size_t b = next.fetch_add(1);
+      if (b >= batches) return;
+      const size_t first = b * kBatchPages;
+      const size_t last = std::min(granted_pages, first + kBatchPages);
+      std::vector<PageMove> batch(moves.begin() + first, moves.begin() + last);
+      const absl::Duration t0 = clock_();
+      share.status = MigrateBatch(batch, share.out, share.times);
+      share.cost += clock_() - t0;
+      share.pages += batch.size();
+      if (!share.status.ok()) {
+        failed = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t w = 1; w < shares.size(); ++w) {
+    try {
+      helpers.emplace_back([&work, &share = shares[w]] {
+        const absl::Duration cpu = ThreadCpuTime();
+        work(share);
+        share.times.helper_cpu += ThreadCpuTime() - cpu;
+      });
+    } catch (const std::system_error&) {
+      break;  // no thread to be had now: fewer share the batches
+    }
+  }
+  work(shares[0]);
+  for (std::thread& t : helpers) t.join();
+  spent_ += clock_() - start;
+  const int used = static_cast<int>(helpers.size()) + 1;
+  if (used > 1) ++times_.parallel_calls;
+  times_.most_workers = std::max(times_.most_workers, used);
+  absl::Duration cost;
+  size_t pages = 0;
+  for (const Share& share : shares) {
+    if (!share.status.ok()) return share.status;
+    Merge(share.out, out);
+    times_ += share.times;
+    cost += share.cost;
+    pages += share.pages;
+  }
+  Measured(cost, pages);
+  return std::min(granted_pages, std::min(next.load(), batches) * kBatchPages);
 }
 
 }  // namespace numavm

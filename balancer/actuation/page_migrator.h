@@ -4,13 +4,18 @@
 // Optionally bounded in time too: once a period's migrations (the calls
 // with one `now`) have taken `max_time` of wall time, no new batch starts
 // and the rest is deferred - a host that migrates slowly, or a large
-// backlog, never holds the caller's loop for long.
+// backlog, never holds the caller's loop for long. Where one thread cannot
+// move what the rate limit grants within that time (batches measured to
+// cost more than the time left), a call's batches are shared by up to
+// `workers` threads (set_workers), as the kernel's own balancing migrates
+// from every faulting vCPU at once.
 // The mechanism never knows why a page moves; outcomes go back to the policy.
 #ifndef NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_
 #define NUMAVM_BALANCER_ACTUATION_PAGE_MIGRATOR_H_
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -50,10 +55,16 @@ class MoveStaging {
 // guest's mappings and mapping the pages where move_pages finds them
 // (stage), move_pages itself (move), reading placement back (query), and
 // mapping the guest's runs back (unstage).
+// The times are summed over threads; `helper_cpu` is the CPU time of the
+// threads a call started beside its caller (set_workers), which the
+// caller's own CPU time does not show.
 struct MoveTimes {
   uint64_t batches = 0;
   uint64_t pages = 0;  // asked to move in them
   absl::Duration stage, move, query, unstage;
+  uint64_t parallel_calls = 0;  // calls whose batches more than one thread shared
+  int most_workers = 1;         // the most threads one call used
+  absl::Duration helper_cpu;
   MoveTimes& operator+=(const MoveTimes& o) {
     batches += o.batches;
     pages += o.pages;
@@ -61,9 +72,18 @@ struct MoveTimes {
     move += o.move;
     query += o.query;
     unstage += o.unstage;
+    parallel_calls += o.parallel_calls;
+    most_workers = std::max(most_workers, o.most_workers);
+    helper_cpu += o.helper_cpu;
     return *this;
   }
 };
+
+// How many threads share a call's `batches`: one, unless one thread would
+// take longer than `target` at `batch_cost` a batch (zero: not measured
+// yet); then as many as would finish in `target` (all when it is not
+// positive), up to `max_workers` and one per batch.
+int WorkersFor(size_t batches, absl::Duration batch_cost, absl::Duration target, int max_workers);
 
 struct MigrationOutcome {
   uint64_t moved = 0;      // now on the requested node
@@ -94,13 +114,33 @@ class PageMigrator {
   // 16 GiB numa02 converges in 58 s at 10 us a page (41 s with free moves);
   // a bound of 250 ms made it 97 s.
   static constexpr absl::Duration kMaxTimePerPeriod = absl::Seconds(1);
+  // A period's moves are shared between threads (set_workers) once one
+  // thread would take longer than this: while moves run the scan waits,
+  // so a second of moves each period slows the scan down too.
+  static constexpr absl::Duration kSoloTime = absl::Milliseconds(250);
 
   // Wall time a period's migrations may take (default: unbounded); `clock`
   // is monotonic time (default: the host's).
   using Clock = std::function<absl::Duration()>;
   void set_max_time(absl::Duration max_time, Clock clock = nullptr);
   // Batches go through `staging` (not owned; nullptr: none). Only for pid 0.
+  // A staging is one batch at a time: with it, one thread moves.
   void set_staging(MoveStaging* staging) { staging_ = staging; }
+  // At most `workers` threads share a call's batches (default 1; with a
+  // time bound only, since without one a single thread is never short of
+  // time).
+  static constexpr int kMaxWorkers = 64;
+  // What `run`, `attach` and `simulate` allow by default: one. In simulate
+  // four threads move four times as much where a page is dear and take a
+  // third off the time to 90% of best at 20 us a page; in the NUMA lab,
+  // whose CPUs the vCPUs keep busy, four moved no more than one had and
+  // each page cost 1.6-2x the CPU (docs/numa-lab.md, "Page moves
+  // shared by threads"): extra threads take CPU from somebody, so they are
+  // asked for (--migrate-threads) until a host with free CPUs shows the
+  // gain.
+  static constexpr int kDefaultWorkers = 1;
+  void set_workers(int workers) { max_workers_ = std::clamp(workers, 1, kMaxWorkers); }
+  int workers() const { return max_workers_; }
 
   // Moves as many of `moves` as the rate limit allows, in batches.
   absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves, absl::Duration now);
@@ -108,7 +148,14 @@ class PageMigrator {
   const MoveTimes& times() const { return times_; }
 
  private:
-  absl::Status MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out);
+  absl::Status MigrateBatch(const std::vector<PageMove>& batch, MigrationOutcome& out,
+                            MoveTimes& times);
+  // The first `granted_pages` of `moves` by `workers` threads, within the
+  // period's time; returns how many were attempted (a prefix).
+  absl::StatusOr<size_t> MigrateShared(const std::vector<PageMove>& moves, size_t granted_pages,
+                                       int workers, MigrationOutcome& out);
+  // A batch of `pages` took `took`: the cost of a full batch, smoothed.
+  void Measured(absl::Duration took, size_t pages);
 
   const pid_t pid_;
   const uint64_t page_bytes_;
@@ -118,6 +165,8 @@ class PageMigrator {
   Clock clock_;
   absl::Duration period_ = -absl::InfiniteDuration();  // the `now` of this period's calls
   absl::Duration spent_;                               // wall time they took
+  absl::Duration batch_cost_;  // a full batch's wall time, smoothed (zero: not measured)
+  int max_workers_ = 1;
   MoveTimes times_;
 };
 

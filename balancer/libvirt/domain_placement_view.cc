@@ -23,6 +23,7 @@ void DomainPlacementView::set_limiter(RateLimiter* limiter) {
   migrator_ = std::make_unique<PageMigrator>(pid_, kPage, limiter_);
   // As in `numavm run`: a slow host's moves do not hold up the round.
   migrator_->set_max_time(PageMigrator::kMaxTimePerPeriod);
+  migrator_->set_workers(PageMigrator::kDefaultWorkers);
 }
 
 uintptr_t DomainPlacementView::HostAddress(uint64_t gfn) const {

@@ -99,27 +99,48 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
   MigrationOutcome out;
   const int64_t second = std::clamp<int64_t>(absl::ToInt64Seconds(now), 0, 65534);
   const int64_t window = absl::ToInt64Seconds(kRemigrationWindow);
+  auto valid = [this](uint64_t gfn, int node) {
+    return gfn < page_node_.size() && page_node_[gfn] >= 0 && node >= 0 &&
+           node < topology_.node_count();
+  };
+  // As PageMigrator: each of the call's threads (one, or a share of
+  // them, WorkersFor) starts a batch while the period's time lasts, and
+  // then moves it whole; the period took as long as its busiest thread.
+  const bool timed = move_time_ > absl::ZeroDuration();
+  std::vector<absl::Duration> clocks;
+  size_t worker = 0;
+  if (timed) {
+    if (now != period_) {
+      period_ = now;
+      spent_ = absl::ZeroDuration();
+    }
+    size_t movable = 0;
+    for (auto [gfn, node] : moves) movable += valid(gfn, node) && page_node_[gfn] != node;
+    const size_t batches = (movable + PageMigrator::kBatchPages - 1) / PageMigrator::kBatchPages;
+    const int workers = WorkersFor(
+        batches, move_time_ * static_cast<double>(PageMigrator::kBatchPages),
+        std::min(PageMigrator::kSoloTime, move_time_per_period_) - spent_, move_workers_);
+    clocks.assign(static_cast<size_t>(workers), spent_);
+  }
   size_t in_batch = 0;  // pages of this call's current batch
   for (auto [gfn, node] : moves) {
-    if (gfn >= page_node_.size() || page_node_[gfn] < 0 || node < 0 ||
-        node >= topology_.node_count()) {
+    if (!valid(gfn, node)) {
       ++out.failed;
       continue;
     }
     if (page_node_[gfn] == node) continue;
-    if (move_time_ > absl::ZeroDuration()) {
-      // As PageMigrator: a batch starts while the period's time lasts, and
-      // then moves whole.
-      if (now != period_) {
-        period_ = now;
-        spent_ = absl::ZeroDuration();
-      }
-      if (in_batch == 0 && spent_ >= move_time_per_period_) {
-        ++out.deferred;
-        continue;
+    if (timed) {
+      if (in_batch == 0) {
+        worker =
+            static_cast<size_t>(std::min_element(clocks.begin(), clocks.end()) - clocks.begin());
+        if (clocks[worker] >= move_time_per_period_) {
+          ++out.deferred;
+          continue;
+        }
       }
       in_batch = (in_batch + 1) % PageMigrator::kBatchPages;
-      spent_ += move_time_;
+      clocks[worker] += move_time_;
+      spent_ = std::max(spent_, clocks[worker]);
     }
     if (limiter_ != nullptr) {
       if (uint64_t granted = limiter_->Take(kPageBytes, now); granted < kPageBytes) {

@@ -7,6 +7,7 @@
 #ifndef NUMAVM_BALANCER_REPLAY_MODEL_PLACEMENT_VIEW_H_
 #define NUMAVM_BALANCER_REPLAY_MODEL_PLACEMENT_VIEW_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -55,10 +56,14 @@ class ModelPlacementView final : public PlacementView {
   // Each page move takes `per_page` of the balancer's time, and one
   // period's moves (the calls with one `now`) stop after `per_period`, as
   // PageMigrator bounds them in `run`: the rest is deferred. Zero (the
-  // default): moves take no time.
-  void set_move_time(absl::Duration per_page, absl::Duration per_period) {
+  // default): moves take no time. As PageMigrator with up to `workers`
+  // threads, a call's batches are shared when one thread would not finish
+  // them in the period's time left (WorkersFor; the model knows a batch's
+  // cost from the start, where PageMigrator measures it first).
+  void set_move_time(absl::Duration per_page, absl::Duration per_period, int workers = 1) {
     move_time_ = per_page;
     move_time_per_period_ = per_period;
+    move_workers_ = std::max(1, workers);
   }
 
   // The time the moves of the period `now` took (set_move_time).
@@ -88,6 +93,7 @@ class ModelPlacementView final : public PlacementView {
   RateLimiter* const limiter_;
   MoveListener listener_;
   absl::Duration move_time_, move_time_per_period_;
+  int move_workers_ = 1;
   absl::Duration period_ = -absl::InfiniteDuration(), spent_;
   uint64_t page_moves_ = 0;
   uint64_t vcpu_pins_ = 0;

@@ -95,7 +95,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
                       absl::ZeroDuration());
   ModelPlacementView view(topology, pages, r.vcpu_start, &limiter);
   view.EnableNodeCounts();
-  view.set_move_time(options.costs.move_page, PageMigrator::kMaxTimePerPeriod);
+  view.set_move_time(options.costs.move_page, PageMigrator::kMaxTimePerPeriod,
+                     options.migrate_threads);
   const WorkloadPhase& first = workload.phases()[0];
   if (options.first_touch == SimFirstTouch::kSpread) {
     for (const Segment& seg : first.segments) {

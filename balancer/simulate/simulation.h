@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "balancer/actuation/page_migrator.h"
 #include "balancer/policy/scan_control.h"
 #include "balancer/sampling/access_sampler.h"
 #include "balancer/sampling/sampler_kind.h"
@@ -47,6 +48,8 @@ struct SimulationOptions {
   SamplerCosts costs;
   BalanceMode mode = BalanceMode::kOn;
   uint64_t migrate_bytes_per_second = 256ull << 20;
+  // Threads that may share a period's page moves (PageMigrator::set_workers).
+  int migrate_threads = PageMigrator::kDefaultWorkers;
   ScanConfig scan;  // adaptive unless mode is off
   BalancerConfig balancer;
   bool measure_cpu = false;  // also measure the balancer's real CPU time

@@ -43,6 +43,7 @@ SHARED = {
     "--balance": ("off|advise|on", ["run", "replay", "simulate", "attach", "daemon"]),
     "--duration": ("DURATION", ["run", "simulate", "attach", "daemon"]),
     "--migrate-rate": ("SIZE", ["run", "replay", "simulate", "attach", "daemon"]),
+    "--migrate-threads": ("N", ["run", "simulate"]),
     "--connect": ("URI", ["attach", "detach", "daemon", "report"]),
     "--override-pinning": ("", ["attach", "daemon"]),
     "--interval": ("DURATION", ["attach", "daemon"]),
@@ -142,6 +143,8 @@ def check_meaning(numavm):
     for c in SHARED["--migrate-rate"][1]:
         expect_bad(numavm, PREFIX[c] + ["--migrate-rate", "lots"],
                    "--migrate-rate: 'lots' is not a positive size per second")
+    for c in SHARED["--migrate-threads"][1]:
+        expect_bad(numavm, PREFIX[c] + ["--migrate-threads", "0"], "--migrate-threads 0: want 1 to 64")
 
 
 def validated(name, text):

@@ -66,7 +66,7 @@ class MigratorTest : public ::testing::Test {
     }
     return moves;
   }
-  static constexpr uint64_t kBytes = 4 << 20;
+  static constexpr uint64_t kBytes = 32 << 20;
   uint8_t* mem_ = nullptr;
 };
 
@@ -117,6 +117,74 @@ TEST_F(MigratorTest, APeriodsTimeBoundDefersTheRestToTheNextPeriod) {
   out = migrator.Migrate(MovesTo(0, 10), absl::Seconds(2));  // the next period
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->moved, 10u);
+}
+
+// A clock the test moves: every read advances it by `step` (any thread).
+struct SteppedClock {
+  std::atomic<int64_t> now_ms{0};
+  std::atomic<int64_t> step_ms{0};
+  absl::Duration operator()() { return absl::Milliseconds(now_ms += step_ms.load()); }
+};
+
+TEST(WorkersFor, OneThreadUnlessOneWouldTakeLongerThanTheTarget) {
+  const absl::Duration ms = absl::Milliseconds(1);
+  EXPECT_EQ(WorkersFor(16, 10 * ms, 250 * ms, 4), 1);  // 160 ms: one is enough
+  EXPECT_EQ(WorkersFor(16, 0 * ms, 250 * ms, 4), 1);   // not measured yet
+  EXPECT_EQ(WorkersFor(16, 20 * ms, 250 * ms, 4), 2);  // 320 ms: two
+  EXPECT_EQ(WorkersFor(16, 50 * ms, 250 * ms, 4), 4);  // 800 ms: four, at most
+  EXPECT_EQ(WorkersFor(16, 50 * ms, 250 * ms, 1), 1);  // one allowed
+  EXPECT_EQ(WorkersFor(3, 500 * ms, 250 * ms, 8), 3);  // one a batch, at most
+  EXPECT_EQ(WorkersFor(1, 900 * ms, 250 * ms, 8), 1);
+  EXPECT_EQ(WorkersFor(16, 1 * ms, 0 * ms, 4), 4);  // no time left alone: all
+}
+
+// Once a period's first batch showed that one thread would be short of
+// time, the next call's batches are shared by the threads allowed: every
+// page moves, the outcome adds up over the threads, and the report counts
+// the shared call.
+TEST_F(MigratorTest, ThreadsShareACallsBatchesWhenOneWouldBeShortOfTime) {
+  PageMigrator migrator(0, 4096, nullptr);
+  migrator.set_workers(4);
+  SteppedClock clock;
+  migrator.set_max_time(absl::Seconds(1), [&clock] { return clock(); });
+  clock.step_ms = 100;  // the first batch "takes" 200 ms: its two reads
+  absl::StatusOr<MigrationOutcome> out = migrator.Migrate(MovesTo(0, 512), absl::Seconds(1));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->moved, 512u);
+  EXPECT_EQ(migrator.times().parallel_calls, 0u);
+  clock.step_ms = 0;  // from now on time stands still: no bound is reached
+  std::vector<PageMove> moves = MovesTo(0, 8 * 512);
+  out = migrator.Migrate(moves, absl::Seconds(1));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->moved, 8u * 512);
+  EXPECT_EQ(out->bytes_moved, 8u * 512 * 4096);
+  EXPECT_EQ(out->deferred, 0u);
+  EXPECT_TRUE(out->retry.empty());
+  EXPECT_EQ(migrator.times().parallel_calls, 1u);
+  EXPECT_EQ(migrator.times().most_workers, 4);
+  EXPECT_EQ(migrator.times().batches, 9u);
+  EXPECT_EQ(migrator.times().pages, 9u * 512);
+}
+
+// Shared or not, no batch starts once the period's time is spent: the
+// moves not attempted are the tail, handed back to be retried.
+TEST_F(MigratorTest, SharedBatchesStopAtThePeriodsBound) {
+  PageMigrator migrator(0, 4096, nullptr);
+  migrator.set_workers(4);
+  SteppedClock clock;
+  migrator.set_max_time(absl::Seconds(1), [&clock] { return clock(); });
+  clock.step_ms = 100;
+  ASSERT_TRUE(migrator.Migrate(MovesTo(0, 512), absl::Seconds(1)).ok());
+  clock.step_ms = 2000;  // every read now lies past the bound
+  const std::vector<PageMove> moves = MovesTo(0, 8 * 512);
+  absl::StatusOr<MigrationOutcome> out = migrator.Migrate(moves, absl::Seconds(1));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(migrator.times().parallel_calls, 1u);
+  EXPECT_EQ(out->moved, 0u);
+  EXPECT_EQ(out->deferred, moves.size());
+  ASSERT_EQ(out->retry.size(), moves.size());
+  EXPECT_EQ(out->retry.front().address, moves.front().address);
+  EXPECT_EQ(out->retry.back().address, moves.back().address);
 }
 
 TEST_F(MigratorTest, AnOfflineNodeIsAnErrorNotACrash) {
