@@ -34,6 +34,7 @@ HostPlacementView::HostPlacementView(const Topology& topology, std::vector<Guest
       node_index_of_cpu_(topology.NodeIndexOfCpus()),
       migrator_(0, ram_.empty() ? kGuestPageBytes : ram_[0].page_bytes, limiter) {
   migrator_.set_max_time(PageMigrator::kMaxTimePerPeriod);
+  migrator_.set_spare_cpus([this] { return spare_cpus_.Sample(); });
 }
 
 uintptr_t HostPlacementView::HostAddress(uint64_t gfn) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/actuation/spare_cpus.h"
 #include "balancer/actuation/unmapped_moves.h"
 #include "balancer/placement_view.h"
 #include "balancer/sampling/guest_ram.h"
@@ -22,6 +23,9 @@ class HostPlacementView final : public PlacementView {
 
   HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram, VcpuThreads threads,
                     RateLimiter* limiter);
+  // Its migrator asks this view's SpareCpus: it stays where it was made.
+  HostPlacementView(const HostPlacementView&) = delete;
+  HostPlacementView& operator=(const HostPlacementView&) = delete;
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override;
@@ -42,7 +46,8 @@ class HostPlacementView final : public PlacementView {
   bool alias_alive() const { return unmapped_ != nullptr && unmapped_->alias_alive(); }
 
   // Up to `threads` threads share a period's page moves where one is short
-  // of time (PageMigrator::set_workers); unmapped moves use one.
+  // of time (PageMigrator::set_workers), as many as the host has idle CPUs
+  // for (SpareCpus); unmapped moves use one.
   void set_migrate_threads(int threads) { migrator_.set_workers(threads); }
 
   // Where the page moves' wall time went (call when no move is running).
@@ -56,6 +61,7 @@ class HostPlacementView final : public PlacementView {
   const VcpuThreads threads_;
   std::vector<int> node_index_of_cpu_;
   std::unique_ptr<UnmappedMoves> unmapped_;
+  SpareCpus spare_cpus_;
   PageMigrator migrator_;
 };
 

@@ -1,5 +1,7 @@
 #include "balancer/region_balancer.h"
 
+#include <algorithm>
+
 namespace numavm {
 namespace {
 
@@ -89,6 +91,10 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     if (v.whole.unanimous && !state.settled()) ++out.changing;
     const RegionVerdict whole = OnRegionVisit(state, v.whole);
     const bool split = state.flags & RegionState::kSplit;
+    if (!split && whole.reason == RegionReason::kUnsettled && v.whole.unanimous &&
+        !v.whole.in_place && state.votes == 1 && state.flips == 0) {
+      out.revisit.push_back(region);
+    }
     // Whose it is: the one vCPU behind a visit that agreed (a visit of
     // several vCPUs, or of a group's target, makes it nobody's).
     if (v.whole.unanimous && v.owner >= 0 && !split) {
@@ -119,6 +125,7 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     Act(whole, state, {region, -1}, v, act, warming_up, decisions, advice, out);
   }
   visits_.clear();
+  std::sort(out.revisit.begin(), out.revisit.end());  // the map's order is not the same every run
   return out;
 }
 

@@ -51,6 +51,10 @@ class RegionBalancer {
     uint64_t wanted = 0;    // units the policy wants moved
     uint64_t changing = 0;  // units on the way to a decision, or leaving one
     uint64_t visits = 0;    // regions visited
+    // Regions whose first agreeing visit (no change of mind lately) found
+    // their sampled pages away from their target: worth a second visit
+    // soon, in order.
+    std::vector<uint64_t> revisit;
   };
   // Decides every region visited since the last call: moves are queued
   // when `act` (balancing, past the warm-up), advised when `advice`.

@@ -66,8 +66,9 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
-  return PeriodOutcome{delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
-                       wanted,           changing,    delta.move_cpu_time};
+  return PeriodOutcome{
+      delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
+      wanted,           changing,    delta.move_cpu_time,  std::exchange(revisit_, {})};
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
@@ -239,6 +240,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       regions_.Decide(mode_ == BalanceMode::kOn, warming_up, delta.decisions, advice_);
   wanted += regions.wanted;
   changing += regions.changing;
+  if (mode_ == BalanceMode::kOn && !warming_up) revisit_ = regions.revisit;
   // A vCPU given a home on another node takes the regions that are its
   // alone with it.
   if (config_.regions && !warming_up) {

@@ -300,6 +300,7 @@ int RunCommand(const RunFlags& flags) {
     summary.sampling.stall_budget = options.sampling.rate.stall_budget;
     summary.sampling.probes_per_region = options.sampling.rate.probes_per_region;
     summary.sampling.probe_run_pages = sampling->probe_run_pages();
+    summary.sampling.revisits = sampling->revisits();
     if (!sampling->status().ok()) {
       summary.sampling.error = std::string(sampling->status().message());
     }

@@ -106,6 +106,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"rate_ceiling_bytes_per_second", sm.ceiling_bytes_per_second},
                    {"probes_per_region", sm.probes_per_region},
                    {"probe_run_pages", sm.probe_run_pages},
+                   {"revisits", sm.revisits},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"host_cpu_seconds",

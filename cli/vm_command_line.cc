@@ -103,8 +103,8 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                 "page migration limit per second for this VM, e.g. 256M (default 256M)");
   run->add_option("--migrate-threads", flags.migrate_threads,
                   "threads that may share a scan period's page moves once one thread would "
-                  "take over 250ms for them (default 1, at most 64; --migrate-unmapped moves "
-                  "with one)")
+                  "take over 250ms for them, one more per CPU the host had idle (default 4, "
+                  "at most 64; 1: one thread; --migrate-unmapped moves with one)")
       ->type_name("N");
   AddSizeOption(run, "--host-migrate-rate", &flags.host_migrate_rate,
                 "page migration limit per second shared by all 'numavm run' VMs on the host "
@@ -244,8 +244,8 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
   AddSizeOption(sim, "--migrate-rate", &flags.migrate_rate,
                 "page migration limit per second (default 256M)");
   sim->add_option("--migrate-threads", flags.migrate_threads,
-                  "threads that may share a period's page moves, as in 'numavm run' (default 1; "
-                  "matters with --move-cost)")
+                  "threads that may share a period's page moves, as in 'numavm run' (default 4; "
+                  "matters with --move-cost; the model's host has CPUs to spare)")
       ->type_name("N");
   sim->add_option("--plot", flags.plot,
                   "also draw the simulation as SVG: ground-truth and sampled locality over "

@@ -105,6 +105,15 @@ absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMov
                                                        absl::Duration now) {
   MigrationOutcome out;
   if (now != period_) {
+    if (spare_cpus_) {
+      double spare = spare_cpus_();
+      const absl::Duration wall = now - period_;
+      if (spare >= 0 && wall > absl::ZeroDuration() && wall != absl::InfiniteDuration()) {
+        spare += absl::FDivDuration(times_.helper_cpu - helper_cpu_at_spare_, wall);
+      }
+      spare_ = spare;
+      helper_cpu_at_spare_ = times_.helper_cpu;
+    }
     period_ = now;
     spent_ = absl::ZeroDuration();
   }
@@ -119,9 +128,11 @@ absl::StatusOr<MigrationOutcome> PageMigrator::Migrate(const std::vector<PageMov
   const size_t granted_pages = static_cast<size_t>(granted / page_bytes_);
   if (limiter_) limiter_->GiveBack(granted - granted_pages * page_bytes_);
   const size_t batches = (granted_pages + kBatchPages - 1) / kBatchPages;
+  int allowed = max_workers_;
+  if (spare_cpus_) allowed = spare_ < 0 ? 1 : std::min(allowed, 1 + static_cast<int>(spare_));
   const int workers =
       timed && staging_ == nullptr
-          ? WorkersFor(batches, batch_cost_, std::min(kSoloTime, max_time_) - spent_, max_workers_)
+          ? WorkersFor(batches, batch_cost_, std::min(kSoloTime, max_time_) - spent_, allowed)
           : 1;
   size_t done = 0;  // pages attempted
   if (workers > 1) {

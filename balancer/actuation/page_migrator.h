@@ -130,17 +130,22 @@ class PageMigrator {
   // time bound only, since without one a single thread is never short of
   // time).
   static constexpr int kMaxWorkers = 64;
-  // What `run`, `attach` and `simulate` allow by default: one. In simulate
-  // four threads move four times as much where a page is dear and take a
-  // third off the time to 90% of best at 20 us a page; in the NUMA lab,
-  // whose CPUs the vCPUs keep busy, four moved no more than one had and
-  // each page cost 1.6-2x the CPU (docs/numa-lab.md, "Page moves
-  // shared by threads"): extra threads take CPU from somebody, so they are
-  // asked for (--migrate-threads) until a host with free CPUs shows the
-  // gain.
-  static constexpr int kDefaultWorkers = 1;
+  // What `run`, `attach` and `simulate` allow by default. In simulate four
+  // threads move four times as much where a page is dear and take a third
+  // off the time to 90% of best at 20 us a page; in the NUMA lab, whose
+  // CPUs the vCPUs keep busy, four moved no more than one had and each
+  // page cost 1.6-2x the CPU (docs/numa-lab.md, "Page moves shared by
+  // threads"): extra threads help only on CPUs nobody else wants, so
+  // `run` and `attach` gate them by the host's idle CPUs (set_spare_cpus).
+  static constexpr int kDefaultWorkers = 4;
   void set_workers(int workers) { max_workers_ = std::clamp(workers, 1, kMaxWorkers); }
   int workers() const { return max_workers_; }
+  // With it, extra threads run only on CPUs that were idle: once a period
+  // (its first call), `spare()` says how many of the host's CPUs were idle
+  // since it was last asked (-1: unknown; actuation/spare_cpus.h) and the
+  // helpers' own CPU over that time is added back; a call then uses at
+  // most 1 + that many threads, and one while it is unknown.
+  void set_spare_cpus(std::function<double()> spare) { spare_cpus_ = std::move(spare); }
 
   // Moves as many of `moves` as the rate limit allows, in batches.
   absl::StatusOr<MigrationOutcome> Migrate(const std::vector<PageMove>& moves, absl::Duration now);
@@ -167,6 +172,9 @@ class PageMigrator {
   absl::Duration spent_;                               // wall time they took
   absl::Duration batch_cost_;  // a full batch's wall time, smoothed (zero: not measured)
   int max_workers_ = 1;
+  std::function<double()> spare_cpus_;
+  double spare_ = -1;                   // this period's (set_spare_cpus)
+  absl::Duration helper_cpu_at_spare_;  // times_.helper_cpu when it was asked
   MoveTimes times_;
 };
 

@@ -24,6 +24,7 @@ void DomainPlacementView::set_limiter(RateLimiter* limiter) {
   // As in `numavm run`: a slow host's moves do not hold up the round.
   migrator_->set_max_time(PageMigrator::kMaxTimePerPeriod);
   migrator_->set_workers(PageMigrator::kDefaultWorkers);
+  migrator_->set_spare_cpus([this] { return spare_cpus_.Sample(); });
 }
 
 uintptr_t DomainPlacementView::HostAddress(uint64_t gfn) const {

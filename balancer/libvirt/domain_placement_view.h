@@ -18,6 +18,7 @@
 
 #include "balancer/actuation/page_migrator.h"
 #include "balancer/actuation/page_nodes.h"
+#include "balancer/actuation/spare_cpus.h"
 #include "balancer/placement_view.h"
 #include "balancer/topology/topology.h"
 
@@ -62,6 +63,7 @@ class DomainPlacementView final : public PlacementView {
   std::vector<int> node_index_of_cpu_;
   std::vector<int> homes_;
   RateLimiter* limiter_ = nullptr;
+  SpareCpus spare_cpus_;
   std::unique_ptr<PageMigrator> migrator_;
 };
 

@@ -88,6 +88,49 @@ GfnRange ScanControl::NextRegion() {
   return {first, end - first};
 }
 
+void ScanControl::AddProbes(ScanPlan& plan, const GfnRange& region, int probes, uint64_t run,
+                            uint64_t salt) const {
+  plan.regions.push_back(region);
+  if (align_pages_ >= kRegionPages || region.count <= static_cast<uint64_t>(probes)) {
+    plan.probes.push_back(region);  // one huge page, or a sliver: all of it
+    return;
+  }
+  // Spread over the region at a stride of a power of two, from an offset
+  // fixed per region (a hash of its index), so that each sweep samples
+  // the same pages and denser sets contain sparser ones.
+  const uint64_t stride = kRegionPages / probes;
+  const uint64_t index = region.first / kRegionPages;
+  const uint64_t base = region.first - region.first % kRegionPages;
+  if (run > 1) {
+    // probes / run places, a run of `run` pages each, every run within
+    // its share of the region, at an offset that moves with each sweep
+    // (`salt`): fewer places a visit, so successive visits look at
+    // different ones (a region used by two owners then disagrees with
+    // itself across visits and is not settled on one spot's evidence).
+    const uint64_t step = stride * run;
+    const uint64_t offset =
+        ((index + salt * 0x51ed27ull) * 0x9e3779b97f4a7c15ull >> 40) % (step - run + 1);
+    for (uint64_t g = base + offset; g < region.end(); g += step) {
+      const uint64_t first = std::max(g, region.first), end = std::min(g + run, region.end());
+      if (first < end) plan.probes.push_back({first, end - first});
+    }
+    return;
+  }
+  const uint64_t jitter = (index * 0x9e3779b97f4a7c15ull >> 40) % stride;
+  for (uint64_t g = base + jitter; g < region.end(); g += stride) {
+    if (g >= region.first) plan.probes.push_back({g, 1});
+  }
+}
+
+std::optional<GfnRange> ScanControl::RegionRange(uint64_t index) const {
+  const uint64_t first = index * kRegionPages, end = first + kRegionPages;
+  for (const GfnRange& r : coverage_) {
+    const uint64_t a = std::max(first, r.first), b = std::min(end, r.end());
+    if (a < b) return GfnRange{a, b - a};
+  }
+  return std::nullopt;
+}
+
 ScanPlan ScanControl::NextArm() {
   ScanPlan plan;
   if (total_pages_ == 0) return plan;
@@ -124,39 +167,20 @@ ScanPlan ScanControl::NextArm() {
   // a run of neighbouring pages armed with one call (ScanRate::RunPages).
   const uint64_t run = align_pages_ < kRegionPages ? rate_->RunPages(probes) : 1;
   run_pages_ = run;
-  for (uint64_t i = 0; i < n && !wrapped_; ++i) {
-    const GfnRange region = NextRegion();
-    plan.regions.push_back(region);
-    if (align_pages_ >= kRegionPages || region.count <= static_cast<uint64_t>(probes)) {
-      plan.probes.push_back(region);  // one huge page, or a sliver: all of it
-      continue;
-    }
-    // Spread over the region at a stride of a power of two, from an offset
-    // fixed per region (a hash of its index), so that each sweep samples
-    // the same pages and denser sets contain sparser ones.
-    const uint64_t stride = kRegionPages / probes;
-    const uint64_t index = region.first / kRegionPages;
-    const uint64_t base = region.first - region.first % kRegionPages;
-    if (run > 1) {
-      // probes / run places, a run of `run` pages each, every run within
-      // its share of the region, at an offset that moves with each sweep:
-      // fewer places a visit, so successive visits look at different ones
-      // (a region used by two owners then disagrees with itself across
-      // visits and is not settled on one spot's evidence).
-      const uint64_t step = stride * run;
-      const uint64_t offset =
-          ((index + sweeps_ * 0x51ed27ull) * 0x9e3779b97f4a7c15ull >> 40) % (step - run + 1);
-      for (uint64_t g = base + offset; g < region.end(); g += step) {
-        const uint64_t first = std::max(g, region.first), end = std::min(g + run, region.end());
-        if (first < end) plan.probes.push_back({first, end - first});
-      }
-      continue;
-    }
-    const uint64_t jitter = (index * 0x9e3779b97f4a7c15ull >> 40) % stride;
-    for (uint64_t g = base + jitter; g < region.end(); g += stride) {
-      if (g >= region.first) plan.probes.push_back({g, 1});
+  // Regions whose first visit asked for a second one come first (within
+  // the period's regions), then the sweep goes on.
+  uint64_t armed = 0;
+  while (armed < n && !revisits_.empty()) {
+    const uint64_t index = revisits_.front();
+    revisits_.pop_front();
+    if (std::optional<GfnRange> region = RegionRange(index)) {
+      // Runs at other places than the sweep's visit put them (runs only).
+      AddProbes(plan, *region, probes, run, sweeps_ + 1);
+      ++armed;
+      ++revisits_armed_;
     }
   }
+  for (; armed < n && !wrapped_; ++armed) AddProbes(plan, NextRegion(), probes, run, sweeps_);
   probes_armed_ = 0;
   for (const GfnRange& p : plan.probes) probes_armed_ += p.count;
   arm_calls_ = plan.probes.size();
@@ -169,6 +193,11 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
   const bool wrapped = std::exchange(wrapped_, false);
   if (wrapped) ++sweeps_;
   if (window_) return periods_->Next(f.outcome);
+  if (adaptive_) {
+    for (uint64_t region : f.outcome.revisit) {
+      if (revisits_.size() < kMaxRevisits) revisits_.push_back(region);
+    }
+  }
   // Measuring only (not adaptive): the rate the budget allows, without
   // the back-off.
   const uint64_t work = adaptive_ ? f.outcome.wanted_moves + f.outcome.changing : UINT64_MAX / 4;

@@ -20,6 +20,7 @@
 #define NUMAVM_BALANCER_POLICY_SCAN_CONTROL_H_
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -86,9 +87,16 @@ class ScanControl {
   // Regions mode: the pages of each probe run in the last plan (1: single
   // pages spread over the region).
   uint64_t run_pages() const { return run_pages_; }
+  // Regions visited again because their first visit asked to move them.
+  uint64_t revisits() const { return revisits_armed_; }
 
  private:
   GfnRange NextRegion();  // the next region of the coverage, wrapping
+  // Plans `region`'s visit: the region and its probes (runs placed by `salt`).
+  void AddProbes(ScanPlan& plan, const GfnRange& region, int probes, uint64_t run,
+                 uint64_t salt) const;
+  // Region `index` (gfn / 512) within the coverage, if any of it is.
+  std::optional<GfnRange> RegionRange(uint64_t index) const;
   absl::Duration PeriodFor(double regions_per_second) const;
   // The shortest period regions mode shortens to when a sweep takes less.
   static constexpr absl::Duration kMinPeriod = absl::Milliseconds(100);
@@ -112,6 +120,12 @@ class ScanControl {
   uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0, arm_calls_ = 0;
   uint64_t regions_total_ = 0;  // one sweep
   uint64_t run_pages_ = 1;
+  // Regions to visit again (PeriodOutcome::revisit), oldest first; at most
+  // kMaxRevisits wait (the regions of a 2 TiB guest), the rest are visited
+  // by the sweep.
+  std::deque<uint64_t> revisits_;
+  static constexpr size_t kMaxRevisits = 1 << 20;
+  uint64_t revisits_armed_ = 0;
 };
 
 }  // namespace numavm

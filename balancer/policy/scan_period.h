@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -31,6 +32,10 @@ struct PeriodOutcome {
   // The thread's CPU in page migrations this period: bounded by the
   // migration limit (--migrate-rate), not charged to the scan's budget.
   absl::Duration move_cpu_time;
+  // Regions (gfn / 512) whose first agreeing visit found their pages away
+  // from where their samples want them: the scan visits them again next
+  // period (ScanControl), so that a move needs one sweep, not two.
+  std::vector<uint64_t> revisit;
 };
 
 class ScanPeriodController {

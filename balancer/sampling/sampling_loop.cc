@@ -80,6 +80,7 @@ void SamplingLoop::CollectOnce() {
       ceiling_ = scan_->ceiling_bytes_per_second();
       host_per_probe_ = scan_->host_cost_per_probe();
       run_pages_ = scan_->run_pages();
+      revisits_ = scan_->revisits();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
     split_.collect += decide_start - collect_start;
@@ -159,6 +160,11 @@ absl::Duration SamplingLoop::host_cost_per_probe() const {
 uint64_t SamplingLoop::probe_run_pages() const {
   absl::MutexLock lock(&mu_);
   return run_pages_;
+}
+
+uint64_t SamplingLoop::revisits() const {
+  absl::MutexLock lock(&mu_);
+  return revisits_;
 }
 
 SamplingLoop::HostSplit SamplingLoop::host_split() const {

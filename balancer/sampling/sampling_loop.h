@@ -60,6 +60,9 @@ class SamplingLoop final {
   absl::Duration host_cost_per_probe() const;
   // The pages of each probe run the scan arms (1: single pages).
   uint64_t probe_run_pages() const;
+  // Regions visited again at once because their first visit asked to move
+  // them (ScanControl::revisits).
+  uint64_t revisits() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
   // (which the stall budget does not charge).
@@ -92,6 +95,7 @@ class SamplingLoop final {
   double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration host_per_probe_ ABSL_GUARDED_BY(mu_);
   uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);
 };

@@ -7,6 +7,7 @@
 
 #include "balancer/actuation/page_migrator.h"
 #include "balancer/actuation/rate_limiter.h"
+#include "balancer/actuation/spare_cpus.h"
 
 namespace numavm {
 namespace {
@@ -185,6 +186,60 @@ TEST_F(MigratorTest, SharedBatchesStopAtThePeriodsBound) {
   ASSERT_EQ(out->retry.size(), moves.size());
   EXPECT_EQ(out->retry.front().address, moves.front().address);
   EXPECT_EQ(out->retry.back().address, moves.back().address);
+}
+
+// Extra threads run only on CPUs the host had idle: at most one more per
+// idle CPU, and none while that is not known.
+TEST_F(MigratorTest, ExtraThreadsOnlyForTheHostsIdleCpus) {
+  for (const auto& [spare, threads] :
+       std::vector<std::pair<double, int>>{{-1, 1}, {0.4, 1}, {1.7, 2}, {2.0, 3}, {12.0, 4}}) {
+    PageMigrator migrator(0, 4096, nullptr);
+    migrator.set_workers(4);
+    migrator.set_spare_cpus([spare = spare] { return spare; });
+    SteppedClock clock;
+    migrator.set_max_time(absl::Seconds(1), [&clock] { return clock(); });
+    clock.step_ms = 100;  // a batch "takes" 200 ms: four threads wanted
+    ASSERT_TRUE(migrator.Migrate(MovesTo(0, 512), absl::Seconds(1)).ok());
+    clock.step_ms = 0;
+    absl::StatusOr<MigrationOutcome> out = migrator.Migrate(MovesTo(0, 8 * 512), absl::Seconds(1));
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(out->moved, 8u * 512) << spare;
+    EXPECT_EQ(migrator.times().most_workers, threads) << spare << " idle CPUs";
+    EXPECT_EQ(migrator.times().parallel_calls, threads > 1 ? 1u : 0u) << spare;
+  }
+}
+
+TEST(SpareCpus, IdleTicksOverAllTicksTimesTheCpus) {
+  EXPECT_FALSE(ParseProcStat("intr 1 2 3\n").has_value());
+  EXPECT_FALSE(ParseProcStat("cpu  1 2 x 4\n").has_value());
+  // user nice system idle iowait irq softirq steal guest guest_nice
+  std::optional<HostCpuTimes> t = ParseProcStat(
+      "cpu  100 0 50 800 50 0 0 0 7 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n"
+      "cpu1 50 0 25 400 25 0 0 0 0 0\nintr 5\n");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->idle, 850u);
+  EXPECT_EQ(t->busy, 150u);  // guest time is in user already
+  EXPECT_EQ(t->cpus, 2);
+  std::vector<std::string> texts = {
+      "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 0\ncpu1 0\n",
+      // 400 ticks more: 100 idle, 300 busy -> a quarter of 2 CPUs idle
+      "cpu  350 0 100 900 50 0 0 0 0 0\ncpu0 0\ncpu1 0\n",
+      "cpu  350 0 100 900 50 0 0 0 0 0\ncpu0 0\ncpu1 0\n",  // no tick: unknown
+      "garbage",
+  };
+  size_t next = 0;
+  SpareCpus spare([&] { return texts[next++]; });
+  EXPECT_EQ(spare.Sample(), -1);  // nothing to compare with yet
+  EXPECT_DOUBLE_EQ(spare.Sample(), 0.5);
+  EXPECT_EQ(spare.Sample(), -1);
+  EXPECT_EQ(spare.Sample(), -1);
+  // The host's own file: a share of its CPUs, once ticks have passed.
+  SpareCpus host;
+  EXPECT_EQ(host.Sample(), -1);
+  absl::SleepFor(absl::Milliseconds(200));
+  const double idle = host.Sample();
+  EXPECT_GE(idle, 0);
+  EXPECT_LE(idle, static_cast<double>(std::thread::hardware_concurrency()));
 }
 
 TEST_F(MigratorTest, AnOfflineNodeIsAnErrorNotACrash) {

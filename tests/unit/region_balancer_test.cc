@@ -85,6 +85,30 @@ TEST_F(RegionBalancerTest, ARegionOfOneVcpuFollowsItToItsNewHomeAtOnce) {
   EXPECT_EQ(decisions_[Decision::kRegionMove], 4u);
 }
 
+// A first agreeing visit that finds the region's pages away from where its
+// samples want them asks for a second visit soon (the scan control arms it
+// next period); one that finds them in place, one that disagrees within
+// itself, and a second visit do not.
+TEST_F(RegionBalancerTest, AFirstVisitThatWantsAMoveAsksForASecondOne) {
+  Visit(0, {0});                 // in place: everything is on node 0
+  for (int i = 0; i < 4; ++i) {  // region 1: vCPU 1 on node 1 wants it there
+    balancer_.AddSample(1 * kRegionPages + 100 * i + 7, 1, 2, 0, true, 1);
+  }
+  for (int i = 0; i < 4; ++i) {  // region 2: two targets at once
+    balancer_.AddSample(2 * kRegionPages + 100 * i + 7, i % 2, 1ull << (i % 2), 0, true, i % 2);
+  }
+  RegionBalancer::Outcome first = Decide();
+  EXPECT_EQ(first.revisit, std::vector<uint64_t>{1});
+  for (int i = 0; i < 4; ++i) {
+    balancer_.AddSample(1 * kRegionPages + 100 * i + 9, 1, 2, 0, true, 1);
+  }
+  RegionBalancer::Outcome second = Decide();
+  EXPECT_TRUE(second.revisit.empty());  // settled: it moves now
+  EXPECT_EQ(second.wanted, 1u);
+  Drain();
+  EXPECT_EQ(PagesOn(1, 1), kRegionPages);
+}
+
 TEST_F(RegionBalancerTest, AdviseFollowsWithoutMoving) {
   for (int visit = 0; visit < 2; ++visit) {
     Visit(0, {0});

@@ -115,6 +115,51 @@ TEST(ScanControl, EverySweepProbesTheSamePages) {
   EXPECT_LE(a.probes.size(), 32u * 4u + 6u);
 }
 
+// A region whose first visit asked to move (PeriodOutcome::revisit) is
+// visited again in the next period, before the sweep goes on - while
+// balancing; a scan that only measures takes no such requests.
+TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
+  for (bool adaptive : {true, false}) {
+    ScanConfig config;
+    config.rate.max_bytes_per_second = 8 * 2 * kMiB;
+    config.vcpus = 4;
+    config.adaptive = adaptive;
+    ScanControl scan({{0, 64 * kRegionPages}}, 1, config);
+    ScanFeedback feedback;
+    feedback.vcpu_busy = absl::Seconds(4);
+    feedback.fault_cost = absl::Microseconds(55);
+    feedback.outcome.wanted_moves = 1;  // work to do: the rate stays up
+    ScanPlan plan;
+    for (int period = 0; period < 100 && plan.regions.size() < 4; ++period) {
+      plan = scan.NextArm();
+      feedback.faults = plan.probes.size();
+      (void)scan.OnPeriod(feedback);
+    }
+    ASSERT_GE(plan.regions.size(), 4u);
+    const uint64_t next_sweep_region = plan.regions.back().end() / kRegionPages;
+    feedback.outcome.revisit = {5, 40};
+    (void)scan.OnPeriod(feedback);
+    const ScanPlan next = scan.NextArm();
+    ASSERT_GE(next.regions.size(), 4u);
+    if (!adaptive) {
+      EXPECT_EQ(next.regions[0].first / kRegionPages, next_sweep_region % 64);
+      EXPECT_EQ(scan.revisits(), 0u);
+      continue;
+    }
+    EXPECT_EQ(next.regions[0].first, 5 * kRegionPages);
+    EXPECT_EQ(next.regions[1].first, 40 * kRegionPages);
+    EXPECT_EQ(next.regions[1].count, kRegionPages);
+    EXPECT_EQ(next.regions[2].first / kRegionPages, next_sweep_region % 64);
+    EXPECT_EQ(scan.revisits(), 2u);
+    // Their probes lie inside them.
+    uint64_t in_revisits = 0;
+    for (const GfnRange& p : next.probes) {
+      in_revisits += p.first / kRegionPages == 5 || p.first / kRegionPages == 40;
+    }
+    EXPECT_EQ(in_revisits, 2u * 4);  // four probes each
+  }
+}
+
 TEST(ScanControl, TinyGuestsAreSweptToo) {
   for (uint64_t pages : {1ull, 511ull, 512ull, 513ull, 1024ull, 1536ull}) {
     ScanControl scan = Fixed({{0, pages}}, 1);

@@ -259,8 +259,9 @@ TEST(Simulate, ADearPageMoveHoldsTheLoopAndIsBoundedPerPeriod) {
 // Where one thread is short of time for a period's moves, up to
 // --migrate-threads threads share them (PageMigrator::WorkersFor): at the
 // lab's costs (1.4 ms a page, 157 us faults, 3 ms arming calls) four move
-// about four times what one moves, never more than the batches four can
-// start within each period's bound, and the guest ends more local.
+// at least three times what one moves (or all of it), never more than the
+// batches four can start within each period's bound, and the guest ends
+// more local.
 TEST(Simulate, ThreadsShareADearPeriodsMovesAndMoveMore) {
   const Topology t = LoadShipped("topology-2node");
   SimulationOptions one = Defaults("numa02", 4, 120);
@@ -277,7 +278,8 @@ TEST(Simulate, ThreadsShareADearPeriodsMovesAndMoveMore) {
   const uint64_t batches = static_cast<uint64_t>(
       std::ceil(absl::ToDoubleSeconds(PageMigrator::kMaxTimePerPeriod) / batch_seconds));
   EXPECT_LE(b.pages_migrated, b.periods * batches * 4 * PageMigrator::kBatchPages);
-  EXPECT_GE(b.pages_migrated, 3 * a.pages_migrated);
+  // (or all there is to move, which four threads reach in the two minutes)
+  EXPECT_GE(b.pages_migrated, std::min(3 * a.pages_migrated, b.min_page_moves));
   EXPECT_LE(b.pages_migrated, b.min_page_moves);  // none moved twice
   EXPECT_EQ(b.remigrations, 0u);
   EXPECT_GT(b.final_locality, a.final_locality + 0.2);
