@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -72,6 +73,12 @@ TEST(BlockedVcpu, AThreadThatRunsIsRunning) { EXPECT_EQ(ThreadState(Tid()), 'R')
 TEST(BlockedVcpu, AThreadThatIsGoneHasNoState) {
   pid_t gone = 0;
   std::thread([&] { gone = Tid(); }).join();
+  // join() returns once the thread has let go of its stack; the kernel may
+  // still be ending it (state R in its exit path) for a moment, longer on a
+  // loaded machine (seen once beside a build): wait until it is gone.
+  for (int i = 0; i < 500 && ThreadState(gone) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(ThreadState(gone), 0);
   EXPECT_EQ(TheOneBlockedVcpu({gone}), -1);
 }
