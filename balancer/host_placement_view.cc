@@ -90,8 +90,32 @@ absl::Status HostPlacementView::MoveUnmapped(AliasProcess* alias, UnmappedMoves:
   absl::StatusOr<std::unique_ptr<UnmappedMoves>> u = UnmappedMoves::Create(ram_, alias);
   if (!u.ok()) return u.status();
   unmapped_ = *std::move(u);
+  protected_.reset();
   unmapped_->set_remap(std::move(remap));
   migrator_.set_staging(unmapped_.get());
+  return absl::OkStatus();
+}
+
+absl::Status HostPlacementView::MoveProtected(MoveFence* fence, const std::vector<GfnRange>& kept) {
+  absl::StatusOr<std::unique_ptr<ProtectedMoves>> p = ProtectedMoves::Create(ram_, fence);
+  if (!p.ok()) return p.status();
+  protected_ = *std::move(p);
+  std::vector<ProtectedMoves::Range> host_kept;
+  for (const GfnRange& k : kept) {
+    for (uint64_t gfn = k.first; gfn < k.first + k.count; ++gfn) {
+      const uintptr_t a = HostAddress(gfn);
+      if (a == 0) continue;
+      if (!host_kept.empty() &&
+          host_kept.back().start + host_kept.back().bytes == reinterpret_cast<const uint8_t*>(a)) {
+        host_kept.back().bytes += kGuestPageBytes;
+      } else {
+        host_kept.push_back({reinterpret_cast<const uint8_t*>(a), kGuestPageBytes});
+      }
+    }
+  }
+  protected_->set_kept(std::move(host_kept));
+  unmapped_.reset();
+  migrator_.set_staging(protected_.get());
   return absl::OkStatus();
 }
 

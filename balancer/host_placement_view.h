@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/actuation/protected_moves.h"
 #include "balancer/actuation/spare_cpus.h"
 #include "balancer/actuation/unmapped_moves.h"
 #include "balancer/placement_view.h"
@@ -39,6 +40,16 @@ class HostPlacementView final : public PlacementView {
   // (the sampler's Remap). Without it, or for anonymous memory (an error),
   // pages move where they are mapped.
   absl::Status MoveUnmapped(AliasProcess* alias, UnmappedMoves::Remap remap);
+  // Pages move with their runs out of every TLB first, where they are
+  // (actuation/protected_moves.h); `fence` (not owned) is the VM's. An
+  // error where the kernel cannot (pages then move where they are mapped).
+  // `kept`: guest-physical ranges never taken away (their pages move
+  // mapped; ProtectedMoves::set_kept).
+  absl::Status MoveProtected(MoveFence* fence, const std::vector<GfnRange>& kept = {});
+  bool moves_protected() const { return protected_ != nullptr; }
+  // Batches moved so (with the fence up).
+  uint64_t protected_windows() const { return protected_ ? protected_->windows() : 0; }
+
   // Whether pages move unmapped (MoveUnmapped found shared files and its
   // alias process started).
   bool moves_unmapped() const { return unmapped_ != nullptr; }
@@ -47,7 +58,7 @@ class HostPlacementView final : public PlacementView {
 
   // Up to `threads` threads share a period's page moves where one is short
   // of time (PageMigrator::set_workers), as many as the host has idle CPUs
-  // for (SpareCpus); unmapped moves use one.
+  // for (SpareCpus); protected and unmapped moves use one.
   void set_migrate_threads(int threads) { migrator_.set_workers(threads); }
 
   // Where the page moves' wall time went (call when no move is running).
@@ -61,6 +72,7 @@ class HostPlacementView final : public PlacementView {
   const VcpuThreads threads_;
   std::vector<int> node_index_of_cpu_;
   std::unique_ptr<UnmappedMoves> unmapped_;
+  std::unique_ptr<ProtectedMoves> protected_;
   SpareCpus spare_cpus_;
   PageMigrator migrator_;
 };

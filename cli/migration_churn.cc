@@ -24,6 +24,17 @@ void MigrationChurn::MoveUnmapped(const std::vector<GuestRamRegion>& ram, AliasP
   migrator_.set_staging(unmapped_.get());
 }
 
+bool MigrationChurn::MoveProtected(const std::vector<GuestRamRegion>& ram, MoveFence* fence,
+                                   std::vector<ProtectedMoves::Range> kept) {
+  absl::StatusOr<std::unique_ptr<ProtectedMoves>> p = ProtectedMoves::Create(ram, fence);
+  if (!p.ok()) return false;
+  protected_ = *std::move(p);
+  protected_->set_kept(std::move(kept));
+  unmapped_.reset();
+  migrator_.set_staging(protected_.get());
+  return true;
+}
+
 void MigrationChurn::Step(absl::Duration now) {
   if (!possible()) return;
   const int to = nodes_[step_++ % nodes_.size()];

@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/actuation/protected_moves.h"
 #include "balancer/actuation/unmapped_moves.h"
 #include "balancer/topology/topology.h"
 #include "vmm/guest_memory.h"
@@ -32,12 +33,20 @@ class MigrationChurn {
   // the hinting-fault sampler when it runs), which exercises that path too.
   void MoveUnmapped(const std::vector<GuestRamRegion>& ram, AliasProcess* alias);
   uint64_t moved_unmapped() const { return moved_unmapped_; }
+  // Moves pages with each run protected first, where they are
+  // (balancer/actuation/protected_moves.h): every window stalls the vCPUs
+  // that touch it, which `verify` exercises; `kept` never (set_kept). False
+  // where the kernel cannot.
+  bool MoveProtected(const std::vector<GuestRamRegion>& ram, MoveFence* fence,
+                     std::vector<ProtectedMoves::Range> kept);
+  uint64_t protected_windows() const { return protected_ ? protected_->windows() : 0; }
   const MoveTimes& move_times() const { return migrator_.times(); }
 
  private:
   std::vector<int> nodes_;    // node ids with memory
   std::vector<void*> pages_;  // host address of every guest page
   std::unique_ptr<UnmappedMoves> unmapped_;
+  std::unique_ptr<ProtectedMoves> protected_;
   PageMigrator migrator_;
   uint64_t step_ = 0;
   uint64_t moved_ = 0, failed_ = 0, moved_unmapped_ = 0;

@@ -38,6 +38,7 @@
 #include "cli/stop_signals.h"
 #include "cli/unmapped_moves_setup.h"
 #include "vmm/elf_payload.h"
+#include "vmm/guest_abi.h"
 #include "vmm/host_memory.h"
 #include "vmm/virtual_machine.h"
 
@@ -148,6 +149,21 @@ int RunCommand(const RunFlags& flags) {
       summary.notes.push_back(absl::StrCat("pages move where they are mapped: ", u.message()));
     }
   }
+  // Protected moves take runs of guest memory away for a moment; what KVM
+  // reads when it emulates an instruction must stay: a payload's runtime
+  // (page tables, code, stacks, mailboxes: below the heap). Any page of a
+  // Linux guest may be page table or code.
+  const bool moves = options.balance.mode == BalanceMode::kOn || options.migrate_churn;
+  const std::vector<GfnRange> kept = {GfnRange{0, abi::kHeapStart / kGuestPageBytes}};
+  if (moves && !view.moves_unmapped() && !options.migrate_mapped) {
+    if (!options.kernel.empty()) {
+      summary.notes.push_back(
+          "pages move where they are mapped: a Linux guest's page tables and code may be on any "
+          "page, which KVM reads when it emulates an instruction");
+    } else if (absl::Status p = view.MoveProtected(&(*vm)->move_fence(), kept); !p.ok()) {
+      summary.notes.push_back(absl::StrCat("pages move where they are mapped: ", p.message()));
+    }
+  }
   const VmBalancer::Advice advice =
       options.balance.mode == BalanceMode::kAdvise ? AdviceOnStderr() : nullptr;
   BalancerConfig balancer_config;
@@ -180,7 +196,12 @@ int RunCommand(const RunFlags& flags) {
   if (options.migrate_churn) {
     churn = std::make_unique<MigrationChurn>(*topology, (*vm)->memory(), &limiter,
                                              BackingAlignment(options.vm.backing));
-    if (alias != nullptr) churn->MoveUnmapped(GuestRamOf(**vm), alias.get());
+    if (alias != nullptr) {
+      churn->MoveUnmapped(GuestRamOf(**vm), alias.get());
+    } else if (!options.migrate_mapped && options.kernel.empty()) {
+      churn->MoveProtected(GuestRamOf(**vm), &(*vm)->move_fence(),
+                           {{(*vm)->memory().regions()[0].host(), abi::kHeapStart}});
+    }
     if (!churn->possible()) {
       summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
     }
@@ -307,7 +328,11 @@ int RunCommand(const RunFlags& flags) {
   }
   summary.balance.counters = balancer.counters();
   summary.balance.counters.move_times = view.move_times();
-  summary.balance.unmapped_moves = view.moves_unmapped();
+  summary.balance.page_moves = view.moves_unmapped()    ? "unmapped"
+                               : view.moves_protected() ? "protected"
+                                                        : "mapped";
+  summary.balance.move_windows = view.protected_windows();
+  summary.balance.vcpu_move_waits = (*vm)->move_fence().retries();
   if (std::string note = AliasEndNote(view); !note.empty()) summary.notes.push_back(note);
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
@@ -316,6 +341,7 @@ int RunCommand(const RunFlags& flags) {
     summary.balance.counters.pages_migrated += churn->moved();
     summary.balance.counters.pages_migrated_unmapped += churn->moved_unmapped();
     summary.balance.counters.move_times += churn->move_times();
+    summary.balance.move_windows += churn->protected_windows();
   }
   summary.balance.error = balance_error;
   if (host_budget != nullptr) {

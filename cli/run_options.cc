@@ -91,6 +91,11 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   }
   options.migrate_churn = flags.migrate_churn;
   options.migrate_unmapped = flags.migrate_unmapped;
+  options.migrate_mapped = flags.migrate_mapped;
+  if (options.migrate_unmapped && options.migrate_mapped) {
+    return absl::InvalidArgumentError(
+        "--migrate-unmapped and --migrate-mapped: choose one way for pages to move");
+  }
   if (flags.name) {
     if (flags.name->empty() || flags.name->size() > 64 ||
         flags.name->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

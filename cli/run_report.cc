@@ -137,7 +137,9 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
   j["balance"] = BalancerCountersToJson(b.counters);
   j["balance"]["mode"] = b.mode;
   j["balance"]["error"] = b.error;
-  j["balance"]["page_moves"] = b.unmapped_moves ? "unmapped" : "mapped";
+  j["balance"]["page_moves"] = b.page_moves;
+  j["balance"]["move_windows"] = b.move_windows;
+  j["balance"]["vcpu_move_waits"] = b.vcpu_move_waits;
   j["placement_locality"] =
       s.placement_locality ? nlohmann::json(*s.placement_locality) : nlohmann::json(nullptr);
   nlohmann::json series = nlohmann::json::array();

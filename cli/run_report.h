@@ -48,9 +48,13 @@ struct BalanceSummary {
   std::string mode;
   BalancerCounters counters;
   std::string error;  // why balancing stopped early, if it did
-  // Pages move through the alias process with the guest's mappings dropped
-  // first (balancer/actuation/unmapped_moves.h), not where they are mapped.
-  bool unmapped_moves = false;
+  // How pages move: "protected" (each run of a batch made inaccessible
+  // first, actuation/protected_moves.h), "unmapped" (through the alias
+  // process, actuation/unmapped_moves.h) or "mapped" (each where the guest
+  // maps it).
+  std::string page_moves = "mapped";
+  uint64_t move_windows = 0;     // batches moved protected
+  uint64_t vcpu_move_waits = 0;  // vCPU entries retried after touching one
 };
 
 // Where the declared memory was at one moment of the run.

@@ -49,16 +49,21 @@ GuestChannel::GuestChannel(const GuestMemory& memory, int vcpus, Clock clock,
   line_buffers_.resize(vcpus);
 }
 
-const uint64_t* GuestChannel::MailboxWords(int vcpu) const {
-  return reinterpret_cast<const uint64_t*>(memory_.HostPointer(
-      GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes}, abi::kMailboxBytes));
+abi::Mailbox GuestChannel::ReadMailbox(int vcpu) const {
+  abi::Mailbox box{};
+  MoveFence::Access access(fence_);
+  const uint8_t* at = memory_.HostPointer(
+      GuestAddress{abi::kMailboxBase + vcpu * abi::kMailboxBytes}, abi::kMailboxBytes);
+  if (at != nullptr) std::memcpy(&box, at, sizeof(box));
+  return box;
 }
 
-std::string GuestChannel::MailboxText(int vcpu) const {
-  const auto* box = reinterpret_cast<const abi::Mailbox*>(MailboxWords(vcpu));
+namespace {
+std::string MailboxText(const abi::Mailbox& box) {
   // The guest may leave the text unterminated: never read past the array.
-  return std::string(box->text, strnlen(box->text, sizeof(box->text)));
+  return std::string(box.text, strnlen(box.text, sizeof(box.text)));
 }
+}  // namespace
 
 GuestChannel::Reply GuestChannel::Console(int vcpu, char c) {
   absl::MutexLock lock(&mu_);
@@ -84,7 +89,8 @@ GuestChannel::Reply GuestChannel::Console(int vcpu, char c) {
 
 GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port, uint8_t size, uint64_t value) {
   const absl::Duration now = clock_();
-  const uint64_t* words = MailboxWords(vcpu);
+  const abi::Mailbox box = ReadMailbox(vcpu);
+  const uint64_t* words = box.u64;
   switch (port) {
     case abi::kPortConsole:
       return Console(vcpu, static_cast<char>(value & 0xff));
@@ -103,13 +109,13 @@ GuestChannel::Reply GuestChannel::HandleOut(int vcpu, uint16_t port, uint8_t siz
       return Reply{};
     }
     case abi::kPortPhase: {
-      std::string name = MailboxText(vcpu);
+      std::string name = MailboxText(box);
       absl::MutexLock lock(&mu_);
       record_.phases.push_back(PhaseMark{now, vcpu, std::move(name)});
       return Reply{};
     }
     case abi::kPortResult: {
-      std::string key = MailboxText(vcpu);
+      std::string key = MailboxText(box);
       absl::MutexLock lock(&mu_);
       record_.results.push_back(ResultEntry{vcpu, std::move(key), words[0]});
       return Reply{};
@@ -176,7 +182,23 @@ PortReply GuestChannel::In(int, uint16_t port, uint8_t size) {
   return r;
 }
 
-PortReply GuestChannel::Mmio(int, uint64_t address, uint8_t size, bool is_write, uint64_t) {
+PortReply GuestChannel::Mmio(int, uint64_t address, uint8_t size, bool is_write, uint64_t value) {
+  // Guest RAM that KVM could not reach - a page move had taken it away for a
+  // moment (base/move_fence.h) - may come here from KVM's emulator: the
+  // access is done on the guest's memory once the move is over.
+  if (fence_ != nullptr && size <= sizeof(value)) {
+    MoveFence::Access access(fence_);
+    if (uint8_t* at = memory_.HostPointer(GuestAddress{address}, size); at != nullptr) {
+      PortReply done{PortReply::kContinue};
+      if (is_write) {
+        std::memcpy(at, &value, size);
+      } else {
+        std::memcpy(&done.value, at, size);
+      }
+      fence_->Waited();
+      return done;
+    }
+  }
   PortReply r{PortReply::kFault};
   r.fault = absl::StrCat(is_write ? "write of " : "read of ", size, " bytes at guest-physical 0x",
                          absl::Hex(address), ", outside guest RAM");

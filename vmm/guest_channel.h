@@ -12,6 +12,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/move_fence.h"
+#include "vmm/guest_abi.h"
 #include "vmm/guest_memory.h"
 #include "vmm/guest_observer.h"
 #include "vmm/port_devices.h"
@@ -46,6 +48,10 @@ class GuestChannel final : public PortDevices {
   PortReply In(int vcpu, uint16_t port, uint8_t size) override;
   PortReply Mmio(int vcpu, uint64_t address, uint8_t size, bool is_write, uint64_t value) override;
 
+  // Host reads of the guest's mailboxes wait for page moves that take
+  // guest memory away for a moment (not owned; may be null).
+  void set_move_fence(MoveFence* fence) { fence_ = fence; }
+
   RunRecord Snapshot() const;
   // Cumulative bytes each vCPU reported so far (for live statistics).
   std::vector<uint64_t> ProgressBytes() const;
@@ -53,14 +59,15 @@ class GuestChannel final : public PortDevices {
  private:
   Reply Console(int vcpu, char c);
   Reply Exception(uint64_t vector, const uint64_t* words) const;
-  std::string MailboxText(int vcpu) const;
-  const uint64_t* MailboxWords(int vcpu) const;
+  // A copy of vCPU `vcpu`'s mailbox, read once per call.
+  abi::Mailbox ReadMailbox(int vcpu) const;
 
   const GuestMemory& memory_;
   const Clock clock_;
   GuestObserver* const observer_;
   const ConsoleSink console_sink_;
   const ChannelLimits limits_;
+  MoveFence* fence_ = nullptr;
 
   mutable absl::Mutex mu_;
   RunRecord record_ ABSL_GUARDED_BY(mu_);

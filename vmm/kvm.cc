@@ -90,8 +90,11 @@ absl::StatusOr<VcpuFd> VcpuFd::Create(const Kvm& kvm, const VmFd& vm, int index)
 
 VcpuExit VcpuFd::Run() {
   if (::ioctl(fd_.get(), KVM_RUN, 0) < 0) {
-    if (errno == EINTR || errno == EAGAIN) return VcpuExit{VcpuExit::kInterrupted};
-    return VcpuExit::Failed(ErrnoStatus(errno, "KVM_RUN"));
+    const int e = errno;
+    if (e == EINTR || e == EAGAIN) return VcpuExit{VcpuExit::kInterrupted};
+    VcpuExit failed = VcpuExit::Failed(ErrnoStatus(e, "KVM_RUN"));
+    if (e == EFAULT) failed.kind = VcpuExit::kMemoryFault;
+    return failed;
   }
   return DecodeExit(*run_state());
 }

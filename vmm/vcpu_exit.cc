@@ -75,6 +75,7 @@ std::string DescribeExit(const VcpuExit& e) {
       return absl::StrCat("KVM internal error, suberror ", e.value);
     case VcpuExit::kDirtyRingFull:
       return "dirty ring full";
+    case VcpuExit::kMemoryFault:
     case VcpuExit::kFailed:
       return std::string(e.status.message());
     case VcpuExit::kOther:

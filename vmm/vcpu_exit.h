@@ -21,7 +21,8 @@ struct VcpuExit {
     kFailEntry,
     kInternalError,
     kDirtyRingFull,
-    kFailed,  // KVM_RUN itself failed
+    kMemoryFault,  // KVM_RUN failed with EFAULT: guest memory the host cannot reach
+    kFailed,       // KVM_RUN itself failed
     kOther,
   };
   Kind kind = kOther;
@@ -32,7 +33,7 @@ struct VcpuExit {
   uint32_t count = 0;    // I/O repeat count (rep outs)
   uint64_t value = 0;    // first I/O element; hardware reason; suberror
   uint64_t address = 0;  // MMIO guest-physical address
-  absl::Status status;   // for kFailed
+  absl::Status status;   // for kFailed and kMemoryFault
 
   static VcpuExit Failed(absl::Status s) {
     VcpuExit e;

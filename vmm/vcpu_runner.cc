@@ -57,6 +57,7 @@ void VcpuRunner::RunLoop() {
   if (observer_ != nullptr) observer_->OnVcpuThreadStart(vcpu_.index(), tid());
 
   while (!control_.stopping()) {
+    const uint64_t fence_before = fence_ != nullptr ? fence_->sequence() : 0;
     VcpuExit exit = vcpu_.Run();
     switch (exit.kind) {
       case VcpuExit::kIo:
@@ -70,12 +71,25 @@ void VcpuRunner::RunLoop() {
       case VcpuExit::kDirtyRingFull:
         if (on_ring_full_) on_ring_full_(vcpu_.index());
         break;
-      case VcpuExit::kShutdown:
       case VcpuExit::kInternalError:  // e.g. an access KVM cannot emulate
+        // ... such as one whose memory a page move had taken away for a
+        // moment: the instruction was not executed; enter again.
+        if (exit.value == KVM_INTERNAL_ERROR_EMULATION && fence_ != nullptr &&
+            fence_->RetryAfterFault(fence_before)) {
+          break;
+        }
+        Fault(RunEnd::kGuestFault, DescribeExit(exit));
+        return;
+      case VcpuExit::kShutdown:
         Fault(RunEnd::kGuestFault, DescribeExit(exit));
         return;
       case VcpuExit::kHalt:
         Fault(RunEnd::kGuestFault, "halted with interrupts disabled (it can never wake)");
+        return;
+      case VcpuExit::kMemoryFault:
+        // Guest memory a page move had taken away for a moment: enter again.
+        if (fence_ != nullptr && fence_->RetryAfterFault(fence_before)) break;
+        Fault(RunEnd::kError, DescribeExit(exit));
         return;
       case VcpuExit::kFailEntry:
       case VcpuExit::kFailed:

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "absl/synchronization/mutex.h"
+#include "base/move_fence.h"
 #include "vmm/guest_observer.h"
 #include "vmm/kvm.h"
 #include "vmm/port_devices.h"
@@ -20,14 +21,17 @@ namespace numavm {
 
 class VcpuRunner final {
  public:
-  // `on_ring_full` runs on this thread after KVM_EXIT_DIRTY_RING_FULL.
+  // `on_ring_full` runs on this thread after KVM_EXIT_DIRTY_RING_FULL. A
+  // guest access that fails (EFAULT) while `fence` had a move window open
+  // is retried once the window closes (base/move_fence.h).
   VcpuRunner(VcpuFd& vcpu, PortDevices& devices, RunControl& control, GuestObserver* observer,
-             std::function<void(int)> on_ring_full)
+             std::function<void(int)> on_ring_full, MoveFence* fence)
       : vcpu_(vcpu),
         devices_(devices),
         control_(control),
         observer_(observer),
-        on_ring_full_(std::move(on_ring_full)) {}
+        on_ring_full_(std::move(on_ring_full)),
+        fence_(fence) {}
 
   // Body of the vCPU thread; returns when the vCPU exits or the run ends.
   void Run();
@@ -55,6 +59,7 @@ class VcpuRunner final {
   RunControl& control_;
   GuestObserver* observer_;
   std::function<void(int)> on_ring_full_;
+  MoveFence* const fence_;
   std::atomic<pid_t> tid_{0};
   absl::Mutex thread_mu_;
   std::optional<pthread_t> thread_ ABSL_GUARDED_BY(thread_mu_);

@@ -142,6 +142,7 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
       config_.echo_console ? GuestChannel::ConsoleSink(PrintConsoleLine)
                            : GuestChannel::ConsoleSink(),
       config_.channel_limits);
+  channel_->set_move_fence(&move_fence_);
   PortDevices* devices = channel_.get();
   if (guest != nullptr) {
     const bool echo = config_.echo_console;
@@ -159,8 +160,9 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
     devices = linux_devices_.get();
   }
   for (VcpuFd& vcpu : vcpus_) {
-    runners_.push_back(std::make_unique<VcpuRunner>(vcpu, *devices, control_, observer_,
-                                                    [this](int index) { OnDirtyRingFull(index); }));
+    runners_.push_back(std::make_unique<VcpuRunner>(
+        vcpu, *devices, control_, observer_, [this](int index) { OnDirtyRingFull(index); },
+        &move_fence_));
   }
   control_.SetKick([this] { KickAll(); });
   return absl::OkStatus();

@@ -80,6 +80,9 @@ class VirtualMachine final {
   const VmConfig& config() const { return config_; }
   int vm_fd() const { return vm_.fd(); }
   const GuestMemory& memory() const { return memory_; }
+  // What a page move that takes guest memory away for a moment raises
+  // (base/move_fence.h): the vCPU threads and the guest channel honour it.
+  MoveFence& move_fence() { return move_fence_; }
   const GuestChannel& channel() const { return *channel_; }
   // Host thread ids of the vCPUs (0 until a thread has started).
   std::vector<pid_t> VcpuThreadIds() const;
@@ -115,6 +118,7 @@ class VirtualMachine final {
   Kvm kvm_;
   VmFd vm_;
   GuestMemory memory_;
+  MoveFence move_fence_;  // page moves that take guest memory away for a moment
   GuestObserver* const observer_;
   std::vector<VcpuFd> vcpus_;
   std::vector<Mapping> dirty_rings_;

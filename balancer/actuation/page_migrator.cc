@@ -56,6 +56,7 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, Migr
   }
   StagedPages staged = staging_ != nullptr && pid_ == 0 ? staging_->Stage(pages) : StagedPages{};
   const bool unmapped = staged.at.size() == pages.size();
+  const bool was_staged = unmapped || staged.in_place;
   std::vector<void*>& at = unmapped ? staged.at : pages;
   const pid_t pid = unmapped ? staged.pid : pid_;
   const absl::Duration t1 = Now();
@@ -69,7 +70,7 @@ absl::Status PageMigrator::MigrateBatch(const std::vector<PageMove>& batch, Migr
     where = status;
   }
   const absl::Duration t3 = Now();
-  if (unmapped) staging_->Unstage();
+  if (was_staged) staging_->Unstage();
   ++times.batches;
   times.pages += batch.size();
   times.stage += t1 - t0;

@@ -35,10 +35,14 @@ struct PageMove {
 // maps costs an MMU-notifier invalidation, hence a TLB flush of every vCPU,
 // per page; a staging may drop the guest's mappings of a batch's
 // contiguous runs first (one invalidation per run) and name the pages
-// through a mapping KVM does not know (actuation/unmapped_moves.h).
+// through a mapping KVM does not know (actuation/unmapped_moves.h), or
+// take the runs out of every TLB where they are (actuation/protected_moves.h).
 struct StagedPages {
   pid_t pid = 0;          // whose mappings `at` are in
   std::vector<void*> at;  // one per page; empty: the pages as they are
+  // The pages as they are, made ready where they are (protected_moves.h):
+  // Unstage follows the move.
+  bool in_place = false;
 };
 class MoveStaging {
  public:

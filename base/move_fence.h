@@ -1,0 +1,77 @@
+// Guest memory made inaccessible for a moment while its pages move, and the
+// threads that must not touch it meanwhile.
+//
+// The kernel's NUMA balancing migrates pages whose PROT_NONE entries need no
+// TLB flush; move_pages(2) of a page a vCPU may have cached costs a TLB
+// shootdown of every CPU running a vCPU thread, per page. A mover in the
+// VMM's own process can do as the kernel does: take a run of guest memory
+// away (mprotect PROT_NONE: one flush, one KVM invalidation for the run),
+// move its pages, give it back (actuation/protected_moves.h). Meanwhile:
+//   - a vCPU that touches the run leaves KVM_RUN with EFAULT; its thread
+//     asks `RetryAfterFault` whether a move window was open since it
+//     entered the guest, and if so waits for the window to close and
+//     enters again (the faulting access is retried, nothing is lost);
+//   - host code that reads or writes guest memory (the guest channel's
+//     mailboxes) holds an `Access`, which a window waits for.
+// One mover at a time raises the fence.
+#ifndef NUMAVM_BASE_MOVE_FENCE_H_
+#define NUMAVM_BASE_MOVE_FENCE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace numavm {
+
+class MoveFence final {
+ public:
+  MoveFence() = default;
+  MoveFence(const MoveFence&) = delete;
+  MoveFence& operator=(const MoveFence&) = delete;
+
+  // The mover, around the moment its runs are inaccessible: Raise waits
+  // for every Access to end, Lower lets vCPUs and host code back in.
+  void Raise() ABSL_EXCLUSIVE_LOCK_FUNCTION(mu_);
+  void Lower() ABSL_UNLOCK_FUNCTION(mu_);
+
+  // What a vCPU thread reads before it enters the guest.
+  uint64_t sequence() const { return sequence_.load(std::memory_order_acquire); }
+  // After KVM_RUN failed with EFAULT: true when a window was open at, or
+  // opened since, `before` (sequence()'s value then) - it has closed now
+  // and the vCPU may enter again; false when no move explains the fault.
+  bool RetryAfterFault(uint64_t before);
+  // A vCPU's access to guest memory that a window had taken away, done
+  // for it by the VMM once the window closed (KVM emulated the instruction
+  // and handed the access over as MMIO).
+  void Waited() { retries_.fetch_add(1, std::memory_order_relaxed); }
+  // vCPU entries that RetryAfterFault let through, and Waited accesses.
+  uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
+
+  // Host access to guest memory, for its scope (`fence` may be null).
+  class ABSL_SCOPED_LOCKABLE Access {
+   public:
+    explicit Access(MoveFence* fence) ABSL_SHARED_LOCK_FUNCTION(fence->mu_) : fence_(fence) {
+      if (fence_ != nullptr) fence_->mu_.ReaderLock();
+    }
+    ~Access() ABSL_UNLOCK_FUNCTION() {
+      if (fence_ != nullptr) fence_->mu_.ReaderUnlock();
+    }
+    Access(const Access&) = delete;
+    Access& operator=(const Access&) = delete;
+
+   private:
+    MoveFence* const fence_;
+  };
+
+ private:
+  absl::Mutex mu_;
+  // Odd while a window is open; every Raise and Lower adds one.
+  std::atomic<uint64_t> sequence_{0};
+  std::atomic<uint64_t> retries_{0};
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BASE_MOVE_FENCE_H_

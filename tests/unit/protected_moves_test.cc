@@ -1,0 +1,145 @@
+// ProtectedMoves and its fence without a VM (the VM's side is in
+// tests/kvm/protected_moves_test.cc): a batch's runs are inaccessible
+// between Stage and Unstage and exactly as before after, with the fence up
+// meanwhile; memory it must keep is never taken away.
+#include "balancer/actuation/protected_moves.h"
+
+#include <gtest/gtest.h>
+#include <numaif.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "balancer/actuation/page_migrator.h"
+
+namespace numavm {
+namespace {
+
+constexpr uint64_t kPages = 64;
+
+// The protection /proc/self/maps gives the mapping holding `at` ("rw-p").
+std::string ProtectionAt(const void* at) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto a = reinterpret_cast<uintptr_t>(at);
+  while (std::getline(maps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && a >= lo && a < hi) {
+      return perms;
+    }
+  }
+  return "";
+}
+
+class ProtectedMovesUnitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (absl::Status s = CheckMovesUnderProtNone(); !s.ok()) GTEST_SKIP() << s.message();
+    void* p = mmap(nullptr, kPages * kGuestPageBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    mem_ = static_cast<uint8_t*>(p);
+    for (uint64_t i = 0; i < kPages * kGuestPageBytes; ++i) mem_[i] = static_cast<uint8_t>(i * 7);
+    GuestRamRegion r;
+    r.bytes = kPages * kGuestPageBytes;
+    r.host = mem_;
+    ram_ = {r};
+  }
+  void TearDown() override {
+    if (mem_ != nullptr) munmap(mem_, kPages * kGuestPageBytes);
+  }
+  std::vector<void*> Pages(uint64_t first, uint64_t count) const {
+    std::vector<void*> out;
+    for (uint64_t i = first; i < first + count; ++i) out.push_back(mem_ + i * kGuestPageBytes);
+    return out;
+  }
+  uint8_t* mem_ = nullptr;
+  std::vector<GuestRamRegion> ram_;
+  MoveFence fence_;
+};
+
+TEST_F(ProtectedMovesUnitTest, ARunIsInaccessibleWithTheFenceUpAndWholeAfter) {
+  absl::StatusOr<std::unique_ptr<ProtectedMoves>> p = ProtectedMoves::Create(ram_, &fence_);
+  ASSERT_TRUE(p.ok()) << p.status();
+  // Two runs: pages 8-15 and 20-23.
+  std::vector<void*> batch = Pages(8, 8);
+  for (void* q : Pages(20, 4)) batch.push_back(q);
+  StagedPages staged = (*p)->Stage(batch);
+  EXPECT_TRUE(staged.in_place);
+  EXPECT_TRUE(staged.at.empty()) << "the pages move where they are";
+  EXPECT_EQ(fence_.sequence() % 2, 1u) << "the fence is up";
+  EXPECT_EQ(ProtectionAt(mem_ + 8 * kGuestPageBytes), "---p");
+  EXPECT_EQ(ProtectionAt(mem_ + 21 * kGuestPageBytes), "---p");
+  EXPECT_EQ(ProtectionAt(mem_ + 16 * kGuestPageBytes), "rw-p") << "between the runs";
+  // move_pages sees the pages under PROT_NONE.
+  std::vector<int> where(batch.size(), -1);
+  ASSERT_EQ(move_pages(0, batch.size(), batch.data(), nullptr, where.data(), 0), 0);
+  for (int w : where) EXPECT_GE(w, 0);
+  (*p)->Unstage();
+  EXPECT_EQ(fence_.sequence() % 2, 0u) << "the fence is down";
+  EXPECT_EQ(ProtectionAt(mem_ + 8 * kGuestPageBytes), "rw-p");
+  EXPECT_EQ(ProtectionAt(mem_ + 21 * kGuestPageBytes), "rw-p");
+  for (uint64_t i = 0; i < kPages * kGuestPageBytes; ++i) {
+    ASSERT_EQ(mem_[i], static_cast<uint8_t>(i * 7)) << i;
+  }
+  mem_[8 * kGuestPageBytes] = 1;  // writable again
+  EXPECT_EQ((*p)->windows(), 1u);
+  EXPECT_EQ((*p)->runs(), 2u);
+}
+
+TEST_F(ProtectedMovesUnitTest, ABatchWithKeptMemoryMovesAsItIs) {
+  absl::StatusOr<std::unique_ptr<ProtectedMoves>> p = ProtectedMoves::Create(ram_, &fence_);
+  ASSERT_TRUE(p.ok()) << p.status();
+  (*p)->set_kept({{mem_, 4 * kGuestPageBytes}});
+  StagedPages staged = (*p)->Stage(Pages(2, 4));
+  EXPECT_FALSE(staged.in_place);
+  EXPECT_EQ(fence_.sequence(), 0u) << "never raised";
+  EXPECT_EQ(ProtectionAt(mem_ + 4 * kGuestPageBytes), "rw-p");
+  (*p)->Unstage();  // harmless
+  EXPECT_EQ(fence_.sequence(), 0u);
+  // Outside the ends of the regions, too.
+  StagedPages outside = (*p)->Stage({mem_ + kPages * kGuestPageBytes});
+  EXPECT_FALSE(outside.in_place);
+  EXPECT_EQ((*p)->windows(), 0u);
+}
+
+TEST_F(ProtectedMovesUnitTest, TheMigratorGivesEveryRunBack) {
+  absl::StatusOr<std::unique_ptr<ProtectedMoves>> p = ProtectedMoves::Create(ram_, &fence_);
+  ASSERT_TRUE(p.ok()) << p.status();
+  PageMigrator migrator(0, kGuestPageBytes, nullptr);
+  migrator.set_staging(p->get());
+  std::vector<int> node(1, -1);
+  void* first = mem_;
+  ASSERT_EQ(move_pages(0, 1, &first, nullptr, node.data(), 0), 0);
+  std::vector<PageMove> moves;
+  for (void* q : Pages(0, kPages)) moves.push_back({reinterpret_cast<uintptr_t>(q), node[0]});
+  absl::StatusOr<MigrationOutcome> o = migrator.Migrate(moves, absl::ZeroDuration());
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->moved, kPages) << "every page found under PROT_NONE, on its node";
+  EXPECT_EQ(o->moved_unmapped, 0u);
+  EXPECT_EQ(ProtectionAt(mem_), "rw-p");
+  EXPECT_EQ(fence_.sequence() % 2, 0u);
+  EXPECT_EQ((*p)->windows(), 1u);
+}
+
+TEST(MoveFenceTest, AFaultIsRetriedOnlyWhereAWindowWasOpenSinceTheEntry) {
+  MoveFence fence;
+  const uint64_t idle = fence.sequence();
+  EXPECT_FALSE(fence.RetryAfterFault(idle)) << "no window: a real fault";
+  fence.Raise();
+  const uint64_t during = fence.sequence();
+  fence.Lower();
+  EXPECT_TRUE(fence.RetryAfterFault(idle)) << "a window opened since";
+  EXPECT_TRUE(fence.RetryAfterFault(during)) << "entered while one was open";
+  EXPECT_FALSE(fence.RetryAfterFault(fence.sequence()));
+  EXPECT_EQ(fence.retries(), 2u);
+}
+
+}  // namespace
+}  // namespace numavm
