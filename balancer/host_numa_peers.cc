@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "balancer/sampling/proc_file.h"
+#include "base/proc_file.h"
 
 namespace numavm {
 

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "balancer/actuation/binding.h"
-#include "balancer/sampling/proc_file.h"
 #include "base/errno_status.h"
+#include "base/proc_file.h"
 
 namespace numavm {
 

@@ -71,13 +71,7 @@ absl::StatusOr<RegionMovesOutcome> RegionMoves::Drain(const StateOf& state_of, P
     if (!moves.empty()) {
       absl::StatusOr<MigrationOutcome> o = view.MovePages(moves, now);
       if (!o.ok()) return o.status();
-      out.pages.moved += o->moved;
-      out.pages.bytes_moved += o->bytes_moved;
-      out.pages.moved_unmapped += o->moved_unmapped;
-      out.pages.failed += o->failed;
-      out.pages.no_memory += o->no_memory;
-      out.pages.busy += o->busy;
-      out.pages.deferred += o->deferred;
+      out.pages += *o;
       attempted = moves.size() - std::min<size_t>(moves.size(), o->deferred);
     }
     size_t done = 0;

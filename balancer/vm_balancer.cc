@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "balancer/sampling/thread_cpu.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 

@@ -1,23 +1,77 @@
 #include "base/move_fence.h"
 
+#include <chrono>
+#include <cstdio>
+
 namespace numavm {
+namespace {
+// A window lasts one batch's moves (milliseconds; ~40 ms in the NUMA lab);
+// a wait this long says something is stuck: said once per process, on
+// stderr, with the fence's state.
+constexpr auto kLongWait = std::chrono::seconds(5);
+std::atomic<bool> g_said_long_wait{false};
+}  // namespace
+
+void MoveFence::WaitLocked(std::unique_lock<std::mutex>& lock, const char* who,
+                           const std::function<bool()>& ready) {
+  if (changed_.wait_for(lock, kLongWait, ready)) return;
+  if (!g_said_long_wait.exchange(true)) {
+    std::fprintf(stderr,
+                 "numavm: %s waited over 5 s for a page move's window (raised %d, %d host "
+                 "accesses, sequence %llu); still waiting\n",
+                 who, raised_ ? 1 : 0, accesses_, static_cast<unsigned long long>(sequence()));
+  }
+  changed_.wait(lock, ready);
+}
 
 void MoveFence::Raise() {
-  mu_.Lock();
+  std::unique_lock<std::mutex> lock(mu_);
+  WaitLocked(lock, "a page mover", [this] { return accesses_ == 0; });
+  raised_ = true;
   sequence_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void MoveFence::Lower() {
-  sequence_.fetch_add(1, std::memory_order_acq_rel);
-  mu_.Unlock();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    raised_ = false;
+    sequence_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  changed_.notify_all();
 }
 
 bool MoveFence::RetryAfterFault(uint64_t before) {
-  // Entered with no window open and none opened since: not a move's doing.
-  if (before % 2 == 0 && sequence() == before) return false;
-  { absl::ReaderMutexLock wait(&mu_); }
-  retries_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock<std::mutex> lock(mu_);
+  WaitLocked(lock, "a vCPU", [this] { return !raised_; });
+  if (before % 2 == 1 || sequence() != before) {
+    retries_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  // No window since the vCPU entered: a run left inaccessible (a give-back
+  // that failed) would fault for ever; give everything back, once per
+  // window since the last time.
+  if (!repair_ || repaired_at_ == sequence()) return false;
+  repaired_at_ = sequence();
+  repair_();
+  repairs_.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+MoveFence::Access::Access(MoveFence* fence) : fence_(fence) {
+  if (fence_ == nullptr) return;
+  std::unique_lock<std::mutex> lock(fence_->mu_);
+  fence_->WaitLocked(lock, "the VMM", [this] { return !fence_->raised_; });
+  ++fence_->accesses_;
+}
+
+MoveFence::Access::~Access() {
+  if (fence_ == nullptr) return;
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(fence_->mu_);
+    last = --fence_->accesses_ == 0;
+  }
+  if (last) fence_->changed_.notify_all();
 }
 
 }  // namespace numavm

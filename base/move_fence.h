@@ -13,15 +13,17 @@
 //     enters again (the faulting access is retried, nothing is lost);
 //   - host code that reads or writes guest memory (the guest channel's
 //     mailboxes) holds an `Access`, which a window waits for.
-// One mover at a time raises the fence.
+// One mover at a time raises the fence. A plain mutex and condition
+// variable, not a reader-writer lock: a mover that waits to raise the
+// fence never holds back a vCPU, only a raised fence does.
 #ifndef NUMAVM_BASE_MOVE_FENCE_H_
 #define NUMAVM_BASE_MOVE_FENCE_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include <functional>
+#include <mutex>
 
 namespace numavm {
 
@@ -33,31 +35,34 @@ class MoveFence final {
 
   // The mover, around the moment its runs are inaccessible: Raise waits
   // for every Access to end, Lower lets vCPUs and host code back in.
-  void Raise() ABSL_EXCLUSIVE_LOCK_FUNCTION(mu_);
-  void Lower() ABSL_UNLOCK_FUNCTION(mu_);
+  void Raise();
+  void Lower();
 
   // What a vCPU thread reads before it enters the guest.
   uint64_t sequence() const { return sequence_.load(std::memory_order_acquire); }
-  // After KVM_RUN failed with EFAULT: true when a window was open at, or
-  // opened since, `before` (sequence()'s value then) - it has closed now
-  // and the vCPU may enter again; false when no move explains the fault.
+  // After KVM_RUN failed with EFAULT: true when the vCPU should enter
+  // again - a window was open at, or opened since, `before` (sequence()'s
+  // value then) and has closed now, or no window explains the fault and
+  // `repair` (set_repair) gave all guest memory its protection back, once
+  // for each window since the last repair (a run a failed mover left
+  // inaccessible must not stop the VM). False: no move explains it.
   bool RetryAfterFault(uint64_t before);
+  // Gives every byte of guest memory its usual protection; runs with no
+  // window open.
+  void set_repair(std::function<void()> repair) { repair_ = std::move(repair); }
   // A vCPU's access to guest memory that a window had taken away, done
   // for it by the VMM once the window closed (KVM emulated the instruction
   // and handed the access over as MMIO).
   void Waited() { retries_.fetch_add(1, std::memory_order_relaxed); }
   // vCPU entries that RetryAfterFault let through, and Waited accesses.
   uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
+  uint64_t repairs() const { return repairs_.load(std::memory_order_relaxed); }
 
   // Host access to guest memory, for its scope (`fence` may be null).
-  class ABSL_SCOPED_LOCKABLE Access {
+  class Access {
    public:
-    explicit Access(MoveFence* fence) ABSL_SHARED_LOCK_FUNCTION(fence->mu_) : fence_(fence) {
-      if (fence_ != nullptr) fence_->mu_.ReaderLock();
-    }
-    ~Access() ABSL_UNLOCK_FUNCTION() {
-      if (fence_ != nullptr) fence_->mu_.ReaderUnlock();
-    }
+    explicit Access(MoveFence* fence);
+    ~Access();
     Access(const Access&) = delete;
     Access& operator=(const Access&) = delete;
 
@@ -66,10 +71,20 @@ class MoveFence final {
   };
 
  private:
-  absl::Mutex mu_;
+  // Waits on `changed_` until `ready`; a wait over a few seconds is said on
+  // stderr (once per process).
+  void WaitLocked(std::unique_lock<std::mutex>& lock, const char* who,
+                  const std::function<bool()>& ready);
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool raised_ = false;                // guarded by mu_
+  int accesses_ = 0;                   // guarded by mu_
+  uint64_t repaired_at_ = UINT64_MAX;  // sequence() at the last repair; guarded by mu_
+  std::function<void()> repair_;
   // Odd while a window is open; every Raise and Lower adds one.
   std::atomic<uint64_t> sequence_{0};
-  std::atomic<uint64_t> retries_{0};
+  std::atomic<uint64_t> retries_{0}, repairs_{0};
 };
 
 }  // namespace numavm

@@ -18,10 +18,10 @@
 #include "balancer/host_placement_view.h"
 #include "balancer/replay/trace.h"
 #include "balancer/sampling/sampling_loop.h"
-#include "balancer/sampling/thread_cpu.h"
 #include "balancer/topology/topology.h"
 #include "balancer/vm_balancer.h"
 #include "base/size.h"
+#include "base/thread_cpu.h"
 #include "cli/balance_report.h"
 #include "cli/exit_codes.h"
 #include "cli/guest_image.h"
@@ -155,7 +155,7 @@ int RunCommand(const RunFlags& flags) {
   // Linux guest may be page table or code.
   const bool moves = options.balance.mode == BalanceMode::kOn || options.migrate_churn;
   const std::vector<GfnRange> kept = {GfnRange{0, abi::kHeapStart / kGuestPageBytes}};
-  if (moves && !view.moves_unmapped() && !options.migrate_mapped) {
+  if (moves && options.migrate_protected) {
     if (!options.kernel.empty()) {
       summary.notes.push_back(
           "pages move where they are mapped: a Linux guest's page tables and code may be on any "
@@ -198,7 +198,7 @@ int RunCommand(const RunFlags& flags) {
                                              BackingAlignment(options.vm.backing));
     if (alias != nullptr) {
       churn->MoveUnmapped(GuestRamOf(**vm), alias.get());
-    } else if (!options.migrate_mapped && options.kernel.empty()) {
+    } else if (options.migrate_protected && options.kernel.empty()) {
       churn->MoveProtected(GuestRamOf(**vm), &(*vm)->move_fence(),
                            {{(*vm)->memory().regions()[0].host(), abi::kHeapStart}});
     }
@@ -333,6 +333,11 @@ int RunCommand(const RunFlags& flags) {
                                                         : "mapped";
   summary.balance.move_windows = view.protected_windows();
   summary.balance.vcpu_move_waits = (*vm)->move_fence().retries();
+  if (const uint64_t r = (*vm)->move_fence().repairs(); r > 0) {
+    summary.notes.push_back(absl::StrCat(
+        "a vCPU faulted on guest memory with no page move to explain it ", r,
+        " time(s): numavm gave all guest memory its protection back and let it go on"));
+  }
   if (std::string note = AliasEndNote(view); !note.empty()) summary.notes.push_back(note);
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",

@@ -70,10 +70,11 @@ struct RunOptions {
   // mappings dropped first, through the alias process
   // (balancer/actuation/unmapped_moves.h).
   bool migrate_unmapped = false;
-  // --migrate-mapped: each page moves where the guest maps it (a TLB
-  // shootdown and a KVM flush per page), not with its run protected first
-  // (balancer/actuation/protected_moves.h, the default where the kernel can).
-  bool migrate_mapped = false;
+  // --migrate-protected: each contiguous run of a batch is made PROT_NONE
+  // first and its pages move where they are
+  // (balancer/actuation/protected_moves.h), as the kernel's balancing moves
+  // pages; by default each page moves where the guest maps it.
+  bool migrate_protected = false;
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -112,7 +113,7 @@ struct RunFlags {
   std::optional<std::string> plot;
   bool migrate_churn = false;
   bool migrate_unmapped = false;
-  bool migrate_mapped = false;
+  bool migrate_protected = false;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

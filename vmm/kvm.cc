@@ -93,7 +93,18 @@ VcpuExit VcpuFd::Run() {
     const int e = errno;
     if (e == EINTR || e == EAGAIN) return VcpuExit{VcpuExit::kInterrupted};
     VcpuExit failed = VcpuExit::Failed(ErrnoStatus(e, "KVM_RUN"));
-    if (e == EFAULT) failed.kind = VcpuExit::kMemoryFault;
+    if (e == EFAULT) {
+      failed.kind = VcpuExit::kMemoryFault;
+      const kvm_run* run = run_state();
+      if (run->exit_reason == kKvmExitMemoryFault) {
+        // {flags, gpa, size} at the start of the exit union.
+        uint64_t fault[3];
+        std::memcpy(fault, &run->hw, sizeof(fault));
+        failed.address = fault[1];
+        failed.status =
+            ErrnoStatus(e, absl::StrCat("KVM_RUN (guest-physical 0x", absl::Hex(fault[1]), ")"));
+      }
+    }
     return failed;
   }
   return DecodeExit(*run_state());

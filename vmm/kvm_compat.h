@@ -30,6 +30,10 @@ struct KvmMsrsHeader {
 static_assert(sizeof(KvmMsrsHeader) == 8);
 inline constexpr unsigned long kKvmSetMsrs = _IOW(KVMIO, 0x89, KvmMsrsHeader);
 
+// KVM_EXIT_MEMORY_FAULT (Linux 6.8): with KVM_RUN's EFAULT, the guest-physical
+// range KVM could not reach, in the exit union as {flags, gpa, size}.
+inline constexpr uint32_t kKvmExitMemoryFault = 39;
+
 }  // namespace numavm
 
 #endif  // NUMAVM_VMM_KVM_COMPAT_H_

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -32,6 +33,12 @@ void VcpuRunner::Fault(RunEnd end, const std::string& what, bool has_rip) {
   control_.End(end, absl::StrCat("vCPU ", vcpu_.index(), ": ", what, where, "; VM stopped"));
 }
 
+std::string VcpuRunner::Describe() const {
+  return absl::StrCat("vCPU ", vcpu_.index(), ": ", exits_.load(), " exits, ",
+                      fault_retries_.load(), " EFAULTs retried after page moves",
+                      done_.load() ? ", done" : "");
+}
+
 void VcpuRunner::Kick() {
   vcpu_.run_state()->immediate_exit = 1;
   absl::MutexLock lock(&thread_mu_);
@@ -44,6 +51,7 @@ void VcpuRunner::Run() {
     thread_ = pthread_self();
   }
   RunLoop();
+  done_.store(true);
   absl::MutexLock lock(&thread_mu_);
   thread_.reset();
 }
@@ -59,6 +67,8 @@ void VcpuRunner::RunLoop() {
   while (!control_.stopping()) {
     const uint64_t fence_before = fence_ != nullptr ? fence_->sequence() : 0;
     VcpuExit exit = vcpu_.Run();
+    exits_.fetch_add(1, std::memory_order_relaxed);
+    if (exit.kind != VcpuExit::kMemoryFault) faults_in_a_row_ = 0;
     switch (exit.kind) {
       case VcpuExit::kIo:
         if (!Io(exit)) return;
@@ -88,7 +98,15 @@ void VcpuRunner::RunLoop() {
         return;
       case VcpuExit::kMemoryFault:
         // Guest memory a page move had taken away for a moment: enter again.
-        if (fence_ != nullptr && fence_->RetryAfterFault(fence_before)) break;
+        if (fence_ != nullptr && fence_->RetryAfterFault(fence_before)) {
+          fault_retries_.fetch_add(1, std::memory_order_relaxed);
+          if (++faults_in_a_row_ == kFaultsToReport) {
+            std::fprintf(stderr, "numavm: vCPU %d: %s %llu times in a row; still retrying\n",
+                         vcpu_.index(), DescribeExit(exit).c_str(),
+                         static_cast<unsigned long long>(kFaultsToReport));
+          }
+          continue;
+        }
         Fault(RunEnd::kError, DescribeExit(exit));
         return;
       case VcpuExit::kFailEntry:

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "base/move_fence.h"
@@ -41,6 +42,10 @@ class VcpuRunner final {
   // Makes the vCPU leave KVM_RUN now (and return at once from the next one).
   void Kick();
 
+  // What this vCPU did, for a run that stopped making progress: its exits,
+  // the EFAULTs it retried after page moves, whether it is done.
+  std::string Describe() const;
+
  private:
   void RunLoop();
   // Port I/O and MMIO: every element of a rep instruction through
@@ -60,6 +65,12 @@ class VcpuRunner final {
   GuestObserver* observer_;
   std::function<void(int)> on_ring_full_;
   MoveFence* const fence_;
+  // EFAULTs retried without another exit between them: a page move's
+  // windows explain a few; this many are said on stderr.
+  static constexpr uint64_t kFaultsToReport = 100000;
+  uint64_t faults_in_a_row_ = 0;
+  std::atomic<uint64_t> exits_{0}, fault_retries_{0};
+  std::atomic<bool> done_{false};
   std::atomic<pid_t> tid_{0};
   absl::Mutex thread_mu_;
   std::optional<pthread_t> thread_ ABSL_GUARDED_BY(thread_mu_);

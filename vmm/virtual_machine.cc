@@ -143,6 +143,12 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
                            : GuestChannel::ConsoleSink(),
       config_.channel_limits);
   channel_->set_move_fence(&move_fence_);
+  // Guest RAM is read-write whenever no page move has a run of it away.
+  move_fence_.set_repair([this] {
+    for (const GuestRegion& r : memory_.regions()) {
+      (void)::mprotect(r.host(), r.bytes, PROT_READ | PROT_WRITE);
+    }
+  });
   PortDevices* devices = channel_.get();
   if (guest != nullptr) {
     const bool echo = config_.echo_console;
@@ -248,13 +254,18 @@ RunOutcome VirtualMachine::Run() {
   control_.Wait(config_.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
                                                             : absl::Now() + config_.timeout,
                 config_.timeout);
+  // A run that timed out: what each vCPU had done (before they leave).
+  std::string stuck;
+  if (control_.end() == RunEnd::kTimeout) {
+    for (const auto& r : runners_) absl::StrAppend(&stuck, "; ", r->Describe());
+  }
   input.reset();
   // Every runner has been kicked (immediate_exit is set), so each thread
   // leaves KVM_RUN and sees the run has ended.
   for (std::thread& t : threads_) t.join();
   RunOutcome outcome;
   outcome.end = control_.end();
-  outcome.message = control_.message();
+  outcome.message = control_.message() + stuck;
   outcome.elapsed = Elapsed();
   outcome.record = linux_devices_ ? linux_devices_->Snapshot() : channel_->Snapshot();
   for (const VcpuRecord& v : outcome.record.vcpus) {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "balancer/sampling/thread_cpu.h"
 #include "base/errno_status.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 
@@ -22,14 +22,10 @@ absl::Duration Now() {
   return absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
 }
 
-// Adds a worker's outcome to the call's; the deferred moves are the call's.
+// Adds a worker's outcome to the call's (a worker defers nothing: the
+// deferred moves are the call's).
 void Merge(const MigrationOutcome& w, MigrationOutcome& out) {
-  out.moved += w.moved;
-  out.busy += w.busy;
-  out.no_memory += w.no_memory;
-  out.failed += w.failed;
-  out.bytes_moved += w.bytes_moved;
-  out.moved_unmapped += w.moved_unmapped;
+  out += w;
   out.retry.insert(out.retry.end(), w.retry.begin(), w.retry.end());
 }
 

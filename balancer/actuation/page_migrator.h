@@ -98,6 +98,18 @@ struct MigrationOutcome {
   uint64_t bytes_moved = 0;
   uint64_t moved_unmapped = 0;  // of `moved`: with the guest's mapping dropped first
   std::vector<PageMove> retry;  // busy and deferred moves
+
+  // Adds `o`'s counts (not its retry list).
+  MigrationOutcome& operator+=(const MigrationOutcome& o) {
+    moved += o.moved;
+    busy += o.busy;
+    no_memory += o.no_memory;
+    failed += o.failed;
+    deferred += o.deferred;
+    bytes_moved += o.bytes_moved;
+    moved_unmapped += o.moved_unmapped;
+    return *this;
+  }
 };
 
 class PageMigrator {

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "balancer/sampling/proc_file.h"
+#include "base/proc_file.h"
 
 namespace numavm {
 

@@ -8,9 +8,9 @@
 #include "balancer/libvirt/domain_cells.h"
 #include "balancer/libvirt/qemu_process.h"
 #include "balancer/policy/home_node.h"
-#include "balancer/sampling/proc_file.h"
-#include "balancer/sampling/thread_cpu.h"
+#include "base/proc_file.h"
 #include "base/size.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 namespace {

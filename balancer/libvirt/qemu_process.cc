@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "balancer/sampling/proc_file.h"
+#include "base/proc_file.h"
 
 namespace numavm {
 absl::StatusOr<pid_t> FindQemuProcess(absl::string_view uuid, const std::string& proc_root) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "balancer/sampling/proc_file.h"
+#include "base/proc_file.h"
 
 namespace numavm {
 

@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "balancer/sampling/dirty_logging.h"
-#include "balancer/sampling/thread_cpu.h"
 #include "base/errno_status.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 namespace {

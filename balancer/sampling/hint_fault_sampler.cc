@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "balancer/sampling/thread_cpu.h"
 #include "base/errno_status.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "balancer/policy/scan_gate.h"
-#include "balancer/sampling/thread_cpu.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 

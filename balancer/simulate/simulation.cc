@@ -9,9 +9,9 @@
 #include "balancer/policy/scan_gate.h"
 #include "balancer/replay/model_placement_view.h"
 #include "balancer/replay/replay.h"
-#include "balancer/sampling/thread_cpu.h"
 #include "balancer/simulate/ground_truth.h"
 #include "base/size.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 namespace {

@@ -16,6 +16,9 @@
 #   kernel, kernel-thp   kernel.numa_balancing=1 on anonymous memory (+THP)
 #   numad                numad, anonymous memory
 #   churn                all guest memory moved every period (run verify)
+#   churn-protected      the same with --migrate-protected (each batch's runs
+#                        made PROT_NONE first; the lab kernel must be 6.5+:
+#                        the backports stack)
 #   churn-unmapped       the same with --migrate-unmapped (through the alias
 #                        process, each run unmapped from the guest first)
 #   budget               two VMs at once under one host migration budget
@@ -217,6 +220,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
            numad -i 5 -l 7 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
            extra="--balance off --sampler off --backing anon" ;;
     churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
+    churn-protected) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-protected" ;;
     churn-unmapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-unmapped" ;;
     budget)
       # Two VMs at once, each allowed 1G/s of its own, sharing a host budget
@@ -286,8 +290,10 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   # balancing migrating), counted and retried.
   if [ $rc -eq 4 ] && grep -q "timed out" /tmp/err.txt; then
     echo "LAB-FAIL $w $mode a vCPU stopped making progress: $(grep -m1 'timed out' /tmp/err.txt | cut -c1-80)"
-    # numavm's progress lines (--stats-interval): which vCPU stopped, when.
+    # numavm's progress lines (--stats-interval): which vCPU stopped, when;
+    # and what numavm itself said about it (its other stderr lines).
     grep '^numavm: ' /tmp/err.txt | tail -n 4 | sed 's/^/LAB-ERR /'
+    grep -v '^numavm: [0-9.]* s | ' /tmp/err.txt | head -n 8 | sed 's/^/LAB-ERR /'
     continue
   fi
   echo "LAB-JSON $w $mode $(tr -d '\n' < /tmp/report.json)"

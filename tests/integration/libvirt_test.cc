@@ -22,7 +22,7 @@
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/libvirt/domain_cells.h"
 #include "balancer/libvirt/qemu_process.h"
-#include "balancer/sampling/proc_file.h"
+#include "base/proc_file.h"
 #include "tests/integration/libvirt_env.h"
 #include "tests/integration/libvirt_fixture.h"
 #include "tests/support/numavm_process.h"

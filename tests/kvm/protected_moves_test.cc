@@ -62,6 +62,7 @@ Churned RunVerifyUnderWindows(Backing backing) {
   // time round and round; each window held open a while so that vCPUs
   // run into it.
   std::atomic<bool> done{false};
+  std::atomic<bool> running{true};  // the guest; batches after it are not counted
   std::thread mover([&] {
     const uint64_t first = abi::kHeapStart;
     const uint64_t span = 4ull << 20;
@@ -74,11 +75,12 @@ Churned RunVerifyUnderWindows(Backing backing) {
       }
       absl::StatusOr<MigrationOutcome> o = migrator.Migrate(batch, absl::Now() - absl::UnixEpoch());
       ASSERT_TRUE(o.ok()) << o.status();
-      out.moved_per_batch.push_back(o->moved);
+      if (running.load()) out.moved_per_batch.push_back(o->moved);
       absl::SleepFor(absl::Milliseconds(1));
     }
   });
   out.outcome = (*vm)->Run();
+  running.store(false);
   done.store(true);
   mover.join();
   const RunRecord record = (*vm)->channel().Snapshot();

@@ -8,13 +8,16 @@
 #include <numaif.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "balancer/actuation/page_migrator.h"
 
 namespace numavm {
@@ -139,6 +142,53 @@ TEST(MoveFenceTest, AFaultIsRetriedOnlyWhereAWindowWasOpenSinceTheEntry) {
   EXPECT_TRUE(fence.RetryAfterFault(during)) << "entered while one was open";
   EXPECT_FALSE(fence.RetryAfterFault(fence.sequence()));
   EXPECT_EQ(fence.retries(), 2u);
+}
+
+// A run a mover failed to give back would fault for ever: with no window to
+// explain a fault, the fence gives all memory back once, and again only
+// after another window.
+TEST(MoveFenceTest, AFaultNoWindowExplainsRepairsOncePerWindow) {
+  MoveFence fence;
+  int repairs = 0;
+  fence.set_repair([&] { ++repairs; });
+  EXPECT_TRUE(fence.RetryAfterFault(fence.sequence()));
+  EXPECT_FALSE(fence.RetryAfterFault(fence.sequence())) << "repaired already: a real fault";
+  fence.Raise();
+  fence.Lower();
+  EXPECT_TRUE(fence.RetryAfterFault(fence.sequence()));
+  EXPECT_EQ(repairs, 2);
+  EXPECT_EQ(fence.repairs(), 2u);
+  EXPECT_EQ(fence.retries(), 0u);
+}
+
+// A raised fence holds host access back until it is lowered; a mover
+// waiting to raise it does not hold back an access that has begun.
+TEST(MoveFenceTest, AccessWaitsForARaisedFence) {
+  MoveFence fence;
+  fence.Raise();
+  std::atomic<bool> in{false};
+  std::thread reader([&] {
+    MoveFence::Access access(&fence);
+    in.store(true);
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(in.load());
+  fence.Lower();
+  reader.join();
+  EXPECT_TRUE(in.load());
+  std::thread mover;
+  {
+    MoveFence::Access first(&fence);
+    mover = std::thread([&] {
+      fence.Raise();
+      fence.Lower();
+    });
+    absl::SleepFor(absl::Milliseconds(20));
+    MoveFence::Access second(&fence);  // not blocked by the waiting mover
+    EXPECT_EQ(fence.sequence(), 2u) << "the mover waits for both";
+  }
+  mover.join();
+  EXPECT_EQ(fence.sequence(), 4u);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "absl/synchronization/notification.h"
-#include "balancer/sampling/thread_cpu.h"
+#include "base/thread_cpu.h"
 #include "gtest/gtest.h"
 
 namespace numavm {

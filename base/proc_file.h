@@ -1,8 +1,8 @@
 // Reads a small /proc file with plain read(2). Thread files vanish when the
 // thread exits, and libstdc++ streams can throw on that read error (ESRCH);
 // this never throws and returns an empty string instead.
-#ifndef NUMAVM_BALANCER_SAMPLING_PROC_FILE_H_
-#define NUMAVM_BALANCER_SAMPLING_PROC_FILE_H_
+#ifndef NUMAVM_BASE_PROC_FILE_H_
+#define NUMAVM_BASE_PROC_FILE_H_
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -27,4 +27,4 @@ inline std::string ReadProcFile(const std::string& path) {
 
 }  // namespace numavm
 
-#endif  // NUMAVM_BALANCER_SAMPLING_PROC_FILE_H_
+#endif  // NUMAVM_BASE_PROC_FILE_H_

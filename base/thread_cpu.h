@@ -1,6 +1,6 @@
 // CPU time of the calling thread: what a sampler or balancer costs.
-#ifndef NUMAVM_BALANCER_SAMPLING_THREAD_CPU_H_
-#define NUMAVM_BALANCER_SAMPLING_THREAD_CPU_H_
+#ifndef NUMAVM_BASE_THREAD_CPU_H_
+#define NUMAVM_BASE_THREAD_CPU_H_
 
 #include <time.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "balancer/sampling/proc_file.h"
+#include "base/proc_file.h"
 
 namespace numavm {
 
@@ -27,4 +27,4 @@ inline absl::Duration CpuTimeOfThread(int tid) {
 
 }  // namespace numavm
 
-#endif  // NUMAVM_BALANCER_SAMPLING_THREAD_CPU_H_
+#endif  // NUMAVM_BASE_THREAD_CPU_H_
