@@ -1,7 +1,9 @@
 #include "base/move_fence.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 namespace numavm {
 namespace {
@@ -9,6 +11,9 @@ namespace {
 // a wait this long says something is stuck: said once per process, on
 // stderr, with the fence's state.
 constexpr auto kLongWait = std::chrono::seconds(5);
+// The shortest quiet gap between two windows: far longer than a nested
+// page fault takes to be handled, even in the lab's emulated machine.
+constexpr std::chrono::steady_clock::duration kMinQuietGap = std::chrono::milliseconds(1);
 std::atomic<bool> g_said_long_wait{false};
 }  // namespace
 
@@ -24,10 +29,31 @@ void MoveFence::WaitLocked(std::unique_lock<std::mutex>& lock, const char* who,
   changed_.wait(lock, ready);
 }
 
+std::chrono::steady_clock::duration MoveFence::QuietGap(
+    std::chrono::steady_clock::duration window) {
+  return std::max<std::chrono::steady_clock::duration>(kMinQuietGap, window / 4);
+}
+
+std::chrono::steady_clock::duration MoveFence::gap_waited() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gap_waited_;
+}
+
 void MoveFence::Raise() {
   std::unique_lock<std::mutex> lock(mu_);
+  // The quiet gap first, without holding anyone back (the fence is down).
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= quiet_until_) break;
+    gap_waited_ += quiet_until_ - now;
+    const auto until = quiet_until_;
+    lock.unlock();
+    std::this_thread::sleep_until(until);
+    lock.lock();
+  }
   WaitLocked(lock, "a page mover", [this] { return accesses_ == 0; });
   raised_ = true;
+  raised_at_ = std::chrono::steady_clock::now();
   sequence_.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -35,6 +61,8 @@ void MoveFence::Lower() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     raised_ = false;
+    const auto now = std::chrono::steady_clock::now();
+    quiet_until_ = now + QuietGap(now - raised_at_);
     sequence_.fetch_add(1, std::memory_order_acq_rel);
   }
   changed_.notify_all();

@@ -16,10 +16,19 @@
 // One mover at a time raises the fence. A plain mutex and condition
 // variable, not a reader-writer lock: a mover that waits to raise the
 // fence never holds back a vCPU, only a raised fence does.
+//
+// Between two windows the guest gets a quiet gap (QuietGap: a quarter of
+// the window before, at least 1 ms). KVM retries a nested page fault
+// whenever any MMU-notifier invalidation of the VM completed while it was
+// being handled, and a window invalidates once for each page it moves: a
+// mover that opened window after window would starve a vCPU whose fault
+// takes longer than the time between two invalidations (the NUMA lab's
+// churn runs stalled that way). The gap lets every pending fault finish.
 #ifndef NUMAVM_BASE_MOVE_FENCE_H_
 #define NUMAVM_BASE_MOVE_FENCE_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -34,9 +43,14 @@ class MoveFence final {
   MoveFence& operator=(const MoveFence&) = delete;
 
   // The mover, around the moment its runs are inaccessible: Raise waits
-  // for every Access to end, Lower lets vCPUs and host code back in.
+  // for every Access to end and for the quiet gap after the last window,
+  // Lower lets vCPUs and host code back in.
   void Raise();
   void Lower();
+  // The guest's time between a window that lasted `window` and the next.
+  static std::chrono::steady_clock::duration QuietGap(std::chrono::steady_clock::duration window);
+  // Total time movers waited in Raise for quiet gaps.
+  std::chrono::steady_clock::duration gap_waited() const;
 
   // What a vCPU thread reads before it enters the guest.
   uint64_t sequence() const { return sequence_.load(std::memory_order_acquire); }
@@ -76,11 +90,14 @@ class MoveFence final {
   void WaitLocked(std::unique_lock<std::mutex>& lock, const char* who,
                   const std::function<bool()>& ready);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable changed_;
   bool raised_ = false;                // guarded by mu_
   int accesses_ = 0;                   // guarded by mu_
   uint64_t repaired_at_ = UINT64_MAX;  // sequence() at the last repair; guarded by mu_
+  // When the open window was raised, and when the next may be; guarded by mu_.
+  std::chrono::steady_clock::time_point raised_at_{}, quiet_until_{};
+  std::chrono::steady_clock::duration gap_waited_{};  // guarded by mu_
   std::function<void()> repair_;
   // Odd while a window is open; every Raise and Lower adds one.
   std::atomic<uint64_t> sequence_{0};

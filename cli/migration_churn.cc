@@ -1,5 +1,7 @@
 #include "cli/migration_churn.h"
 
+#include <algorithm>
+
 #include "balancer/actuation/page_nodes.h"
 
 namespace numavm {
@@ -29,7 +31,13 @@ bool MigrationChurn::MoveProtected(const std::vector<GuestRamRegion>& ram, MoveF
   absl::StatusOr<std::unique_ptr<ProtectedMoves>> p = ProtectedMoves::Create(ram, fence);
   if (!p.ok()) return false;
   protected_ = *std::move(p);
-  protected_->set_kept(std::move(kept));
+  protected_->set_kept(kept);
+  std::erase_if(pages_, [&kept](const void* p) {
+    const auto* at = static_cast<const uint8_t*>(p);
+    return std::any_of(kept.begin(), kept.end(), [at](const ProtectedMoves::Range& k) {
+      return at >= k.start && at < k.start + k.bytes;
+    });
+  });
   unmapped_.reset();
   migrator_.set_staging(protected_.get());
   return true;

@@ -35,8 +35,12 @@ class MigrationChurn {
   uint64_t moved_unmapped() const { return moved_unmapped_; }
   // Moves pages with each run protected first, where they are
   // (balancer/actuation/protected_moves.h): every window stalls the vCPUs
-  // that touch it, which `verify` exercises; `kept` never (set_kept). False
-  // where the kernel cannot.
+  // that touch it, which `verify` exercises. Pages in `kept` (a payload's
+  // runtime, which the balancer would move mapped) do not churn at all:
+  // this exercise is of protected moves, mapped ones have plain
+  // --migrate-churn - and in the NUMA lab a running nested guest whose page
+  // tables and code churned mapped between the windows triple-faulted in
+  // every attempt (docs/numa-lab.md). False where the kernel cannot.
   bool MoveProtected(const std::vector<GuestRamRegion>& ram, MoveFence* fence,
                      std::vector<ProtectedMoves::Range> kept);
   uint64_t protected_windows() const { return protected_ ? protected_->windows() : 0; }
@@ -44,7 +48,7 @@ class MigrationChurn {
 
  private:
   std::vector<int> nodes_;    // node ids with memory
-  std::vector<void*> pages_;  // host address of every guest page
+  std::vector<void*> pages_;  // host address of every guest page that churns
   std::unique_ptr<UnmappedMoves> unmapped_;
   std::unique_ptr<ProtectedMoves> protected_;
   PageMigrator migrator_;

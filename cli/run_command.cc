@@ -26,6 +26,7 @@
 #include "cli/exit_codes.h"
 #include "cli/guest_image.h"
 #include "cli/migration_churn.h"
+#include "cli/page_moves_setup.h"
 #include "cli/periodic.h"
 #include "cli/placement_locality.h"
 #include "cli/placement_observer.h"
@@ -36,7 +37,6 @@
 #include "cli/run_report.h"
 #include "cli/sampling_setup.h"
 #include "cli/stop_signals.h"
-#include "cli/unmapped_moves_setup.h"
 #include "vmm/elf_payload.h"
 #include "vmm/guest_abi.h"
 #include "vmm/host_memory.h"
@@ -139,30 +139,17 @@ int RunCommand(const RunFlags& flags) {
   HostPlacementView view(
       *topology, GuestRamOf(**vm), [&vm] { return (*vm)->VcpuThreadIds(); }, &limiter);
   view.set_migrate_threads(options.balance.migrate_threads);
-  if (alias != nullptr) {
-    AccessSampler* s = sampler->get();
-    if (absl::Status u = view.MoveUnmapped(alias.get(),
-                                           [s](uint8_t* host, uint64_t bytes) {
-                                             if (s != nullptr) s->Remap(host, bytes);
-                                           });
-        !u.ok()) {
-      summary.notes.push_back(absl::StrCat("pages move where they are mapped: ", u.message()));
+  std::unique_ptr<MigrationChurn> churn;
+  if (options.migrate_churn) {
+    churn = std::make_unique<MigrationChurn>(*topology, (*vm)->memory(), &limiter,
+                                             BackingAlignment(options.vm.backing));
+    if (!churn->possible()) {
+      summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
     }
   }
-  // Protected moves take runs of guest memory away for a moment; what KVM
-  // reads when it emulates an instruction must stay: a payload's runtime
-  // (page tables, code, stacks, mailboxes: below the heap). Any page of a
-  // Linux guest may be page table or code.
-  const bool moves = options.balance.mode == BalanceMode::kOn || options.migrate_churn;
-  const std::vector<GfnRange> kept = {GfnRange{0, abi::kHeapStart / kGuestPageBytes}};
-  if (moves && options.migrate_protected) {
-    if (!options.kernel.empty()) {
-      summary.notes.push_back(
-          "pages move where they are mapped: a Linux guest's page tables and code may be on any "
-          "page, which KVM reads when it emulates an instruction");
-    } else if (absl::Status p = view.MoveProtected(&(*vm)->move_fence(), kept); !p.ok()) {
-      summary.notes.push_back(absl::StrCat("pages move where they are mapped: ", p.message()));
-    }
+  for (std::string& note :
+       SetUpPageMoves(options, **vm, alias.get(), sampler->get(), view, churn.get())) {
+    summary.notes.push_back(std::move(note));
   }
   const VmBalancer::Advice advice =
       options.balance.mode == BalanceMode::kAdvise ? AdviceOnStderr() : nullptr;
@@ -192,20 +179,6 @@ int RunCommand(const RunFlags& flags) {
     record.emplace(std::move(*writer));
   }
   std::unique_ptr<SamplingLoop> sampling;
-  std::unique_ptr<MigrationChurn> churn;
-  if (options.migrate_churn) {
-    churn = std::make_unique<MigrationChurn>(*topology, (*vm)->memory(), &limiter,
-                                             BackingAlignment(options.vm.backing));
-    if (alias != nullptr) {
-      churn->MoveUnmapped(GuestRamOf(**vm), alias.get());
-    } else if (options.migrate_protected && options.kernel.empty()) {
-      churn->MoveProtected(GuestRamOf(**vm), &(*vm)->move_fence(),
-                           {{(*vm)->memory().regions()[0].host(), abi::kHeapStart}});
-    }
-    if (!churn->possible()) {
-      summary.notes.push_back("--migrate-churn: this host has one node with memory; nothing moves");
-    }
-  }
   auto consume = [&](const AccessBatch& batch) -> PeriodOutcome {
     if (record) record->Append((*vm)->Elapsed(), batch);
     if (!balancing.load()) return {};
@@ -333,12 +306,6 @@ int RunCommand(const RunFlags& flags) {
                                                         : "mapped";
   summary.balance.move_windows = view.protected_windows();
   summary.balance.vcpu_move_waits = (*vm)->move_fence().retries();
-  if (const uint64_t r = (*vm)->move_fence().repairs(); r > 0) {
-    summary.notes.push_back(absl::StrCat(
-        "a vCPU faulted on guest memory with no page move to explain it ", r,
-        " time(s): numavm gave all guest memory its protection back and let it go on"));
-  }
-  if (std::string note = AliasEndNote(view); !note.empty()) summary.notes.push_back(note);
   if (churn) {
     summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
                                          churn->moved_unmapped(), " unmapped first), ",
@@ -347,6 +314,10 @@ int RunCommand(const RunFlags& flags) {
     summary.balance.counters.pages_migrated_unmapped += churn->moved_unmapped();
     summary.balance.counters.move_times += churn->move_times();
     summary.balance.move_windows += churn->protected_windows();
+  }
+  for (std::string& note :
+       PageMovesEndNotes(view, (*vm)->move_fence(), summary.balance.move_windows)) {
+    summary.notes.push_back(std::move(note));
   }
   summary.balance.error = balance_error;
   if (host_budget != nullptr) {

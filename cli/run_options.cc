@@ -91,10 +91,11 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
   }
   options.migrate_churn = flags.migrate_churn;
   options.migrate_unmapped = flags.migrate_unmapped;
-  options.migrate_protected = flags.migrate_protected;
-  if (options.migrate_unmapped && options.migrate_protected) {
+  options.migrate_mapped = flags.migrate_mapped;
+  if (int(flags.migrate_unmapped) + int(flags.migrate_protected) + int(flags.migrate_mapped) > 1) {
     return absl::InvalidArgumentError(
-        "--migrate-unmapped and --migrate-protected: choose one way for pages to move");
+        "--migrate-protected, --migrate-unmapped and --migrate-mapped: choose one way for pages "
+        "to move");
   }
   if (flags.name) {
     if (flags.name->empty() || flags.name->size() > 64 ||

@@ -70,11 +70,13 @@ struct RunOptions {
   // mappings dropped first, through the alias process
   // (balancer/actuation/unmapped_moves.h).
   bool migrate_unmapped = false;
-  // --migrate-protected: each contiguous run of a batch is made PROT_NONE
-  // first and its pages move where they are
+  // --migrate-mapped: each page moves where the guest maps it (a TLB
+  // shootdown and a KVM flush per page). By default each contiguous run of
+  // a batch is made PROT_NONE first and its pages move where they are
   // (balancer/actuation/protected_moves.h), as the kernel's balancing moves
-  // pages; by default each page moves where the guest maps it.
-  bool migrate_protected = false;
+  // pages, where the kernel can (Linux 6.5+) - --migrate-protected asks for
+  // that default by name.
+  bool migrate_mapped = false;
 };
 
 // Raw flag values; unset ones leave the config file's (or default) value.
@@ -114,6 +116,7 @@ struct RunFlags {
   bool migrate_churn = false;
   bool migrate_unmapped = false;
   bool migrate_protected = false;
+  bool migrate_mapped = false;
 };
 
 // Applies the config file (if any), then the flags, onto defaults.

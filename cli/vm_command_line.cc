@@ -104,8 +104,8 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
   run->add_option("--migrate-threads", flags.migrate_threads,
                   "threads that may share a scan period's page moves once one thread would "
                   "take over 250ms for them, one more per CPU the host had idle (default 4, "
-                  "at most 64; 1: one thread; --migrate-protected and --migrate-unmapped move "
-                  "with one)")
+                  "at most 64; 1: one thread; pages moved protected - the default on Linux 6.5 "
+                  "and later - or unmapped move with one)")
       ->type_name("N");
   AddSizeOption(run, "--host-migrate-rate", &flags.host_migrate_rate,
                 "page migration limit per second shared by all 'numavm run' VMs on the host "
@@ -122,13 +122,16 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                 "memfd and hugetlb memory: unmap each contiguous run of a migration batch from "
                 "the guest at once and move its pages through the alias process, a child of "
                 "numavm that KVM does not know - no TLB shootdown or KVM flush per page "
-                "(default: each page moves where the guest maps it)");
+                "(default: --migrate-protected)");
   run->add_flag("--migrate-protected", flags.migrate_protected,
-                "make each contiguous run of a migration batch inaccessible at once (PROT_NONE: "
-                "one TLB shootdown and one KVM invalidation per run) and move its pages where "
-                "they are, as the kernel's NUMA balancing moves pages; vCPUs that touch the run "
-                "wait for the move (Linux 6.5 or later; a payload's runtime and a Linux guest "
-                "move mapped)");
+                "the default: make each contiguous run of a migration batch inaccessible at "
+                "once (PROT_NONE: one TLB shootdown and one KVM invalidation per run) and move "
+                "its pages where they are, as the kernel's NUMA balancing moves pages; vCPUs "
+                "that touch the run wait for the move (Linux 6.5 or later, else pages move "
+                "mapped, with a note; a payload's runtime and a Linux guest move mapped)");
+  run->add_flag("--migrate-mapped", flags.migrate_mapped,
+                "move each page where the guest maps it: a TLB shootdown and a KVM flush per "
+                "page (what kernels before 6.5 get; for comparison)");
   run->add_flag("--migrate-churn", flags.migrate_churn,
                 "integrity exercise: every scan period move all resident guest memory to the "
                 "next node (round robin), within --migrate-rate, while the guest runs; run it "

@@ -15,10 +15,12 @@
 #   numavm-window        numavm with the fixed-window scanner (lab.window)
 #   kernel, kernel-thp   kernel.numa_balancing=1 on anonymous memory (+THP)
 #   numad                numad, anonymous memory
-#   churn                all guest memory moved every period (run verify)
-#   churn-protected      the same with --migrate-protected (each batch's runs
-#                        made PROT_NONE first; the lab kernel must be 6.5+:
-#                        the backports stack)
+#   churn                all guest memory moved every period (run verify),
+#                        each page where the guest maps it (--migrate-mapped)
+#   churn-protected      the heap the same way with numavm's default moves
+#                        (each batch's runs made PROT_NONE first; the lab
+#                        kernel must be 6.5+: the backports stack; else
+#                        mapped); the payload's runtime does not churn
 #   churn-unmapped       the same with --migrate-unmapped (through the alias
 #                        process, each run unmapped from the guest first)
 #   budget               two VMs at once under one host migration budget
@@ -219,7 +221,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     numad) mkdir -p /var/log; : > /var/log/numad.log
            numad -i 5 -l 7 >/dev/null 2>&1; sleep 1; NUMAD=$(cat /run/numad.pid 2>/dev/null || pidof numad)
            extra="--balance off --sampler off --backing anon" ;;
-    churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G" ;;
+    churn) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-mapped" ;;
     churn-protected) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-protected" ;;
     churn-unmapped) cpuset=; extra="--balance off --sampler off --migrate-churn --migrate-rate 1G --migrate-unmapped" ;;
     budget)

@@ -118,9 +118,9 @@ TEST_F(RunReportTest, UnmappedMovesLeaveNoAliasProcessBehind) {
   const std::string protected_moves = CheckMovesUnderProtNone().ok() ? "protected" : "mapped";
   const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
       {{"--backing", "memfd", "--migrate-unmapped"}, "unmapped"},
-      {{"--backing", "memfd"}, "mapped"},
-      {{"--backing", "memfd", "--migrate-protected"}, protected_moves},
-      {{"--backing", "anon", "--migrate-unmapped"}, "mapped"},
+      {{"--backing", "memfd", "--migrate-mapped"}, "mapped"},
+      {{"--backing", "memfd"}, protected_moves},
+      {{"--backing", "anon", "--migrate-unmapped"}, protected_moves},
       {{"--backing", "anon", "--migrate-protected"}, protected_moves}};
   for (const auto& [extra, moves] : runs) {
     std::vector<std::string> args = {"run", "--payload", "numa02", "--vcpus",      "2", "--memory",

@@ -108,6 +108,30 @@ TEST(ResolveRunOptions, RejectsBadFlagValues) {
   EXPECT_FALSE(ResolveRunOptions(missing_file).ok());
 }
 
+// Pages move one way per run: protected (the default), unmapped or mapped;
+// two of them at once is a mistake the user hears about.
+TEST(ResolveRunOptions, OneWayForPagesToMove) {
+  absl::StatusOr<RunOptions> d = ResolveRunOptions(RunFlags{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE(d->migrate_mapped);
+  EXPECT_FALSE(d->migrate_unmapped);
+  RunFlags mapped;
+  mapped.migrate_mapped = true;
+  absl::StatusOr<RunOptions> m = ResolveRunOptions(mapped);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(m->migrate_mapped);
+  for (auto [a, b] : {std::pair{&RunFlags::migrate_mapped, &RunFlags::migrate_unmapped},
+                      std::pair{&RunFlags::migrate_protected, &RunFlags::migrate_unmapped},
+                      std::pair{&RunFlags::migrate_protected, &RunFlags::migrate_mapped}}) {
+    RunFlags two;
+    two.*a = true;
+    two.*b = true;
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(two);
+    ASSERT_FALSE(o.ok());
+    EXPECT_TRUE(absl::StrContains(o.status().message(), "choose one way")) << o.status();
+  }
+}
+
 TEST(ParseCellSpec, ParsesSizeAndVcpuList) {
   absl::StatusOr<CellConfig> c = ParseCellSpec("256M:0-2,5");
   ASSERT_TRUE(c.ok());
