@@ -123,7 +123,8 @@ struct RunFlags {
 absl::StatusOr<RunOptions> ResolveRunOptions(const RunFlags& flags);
 
 // One setting each, shared by the flags and the config file; the message
-// names the value, the caller names the flag or key.
+// names the value, the caller names the flag or key
+// (cli/run_scan_settings.cc).
 absl::Status SetSampler(absl::string_view name, RunOptions& options);
 absl::Status SetScanWindow(absl::string_view size, RunOptions& options);
 absl::Status SetScanPeriod(absl::string_view duration, RunOptions& options);

@@ -36,7 +36,7 @@ void VcpuRunner::Fault(RunEnd end, const std::string& what, bool has_rip) {
 std::string VcpuRunner::Describe() const {
   return absl::StrCat("vCPU ", vcpu_.index(), ": ", exits_.load(), " exits, ",
                       fault_retries_.load(), " EFAULTs retried after page moves",
-                      done_.load() ? ", done" : "");
+                      exited_.load() ? ", exited" : ", not exited");
 }
 
 void VcpuRunner::Kick() {
@@ -51,7 +51,6 @@ void VcpuRunner::Run() {
     thread_ = pthread_self();
   }
   RunLoop();
-  done_.store(true);
   absl::MutexLock lock(&thread_mu_);
   thread_.reset();
 }
@@ -126,6 +125,7 @@ bool VcpuRunner::Act(const PortReply& reply) {
       control_.Sleep(reply.sleep);
       return true;
     case PortReply::kExit:
+      exited_.store(true);
       control_.VcpuExited(reply.exit_status);
       return false;
     case PortReply::kFault:

@@ -43,7 +43,8 @@ class VcpuRunner final {
   void Kick();
 
   // What this vCPU did, for a run that stopped making progress: its exits,
-  // the EFAULTs it retried after page moves, whether it is done.
+  // the EFAULTs it retried after page moves, whether the guest said it
+  // exited (its exit port; not the thread leaving, which a timeout makes).
   std::string Describe() const;
 
  private:
@@ -70,7 +71,7 @@ class VcpuRunner final {
   static constexpr uint64_t kFaultsToReport = 100000;
   uint64_t faults_in_a_row_ = 0;
   std::atomic<uint64_t> exits_{0}, fault_retries_{0};
-  std::atomic<bool> done_{false};
+  std::atomic<bool> exited_{false};  // the guest said this vCPU is done (its exit port)
   std::atomic<pid_t> tid_{0};
   absl::Mutex thread_mu_;
   std::optional<pthread_t> thread_ ABSL_GUARDED_BY(thread_mu_);

@@ -83,6 +83,14 @@ TEST_F(HostileTest, EndlessLoopEndsAtTheTimeout) {
   ProcessResult r = Run("hostile_endless_loop", {"--duration", "1s"});
   ExpectStopped(r, 4, "timeout", "timed out after 1s");
   EXPECT_LT(report_["elapsed_seconds"].get<double>(), 30.0);
+  // A run that stopped making progress names what each vCPU did; the
+  // looping one never said it exited (the timeout's kick does not count).
+  EXPECT_NE(report_["message"].get<std::string>().find("; vCPU 0: "), std::string::npos)
+      << report_["message"];
+  EXPECT_NE(report_["message"].get<std::string>().find("EFAULTs retried after page moves, not "
+                                                       "exited"),
+            std::string::npos)
+      << report_["message"];
 }
 
 TEST_F(HostileTest, GarbageInTheMailboxIsContained) {
