@@ -173,16 +173,20 @@ TEST(MoveFenceTest, WindowsAreSeparatedByAQuietGap) {
   EXPECT_EQ(MoveFence::QuietGap(milliseconds(40)), milliseconds(10));
   MoveFence fence;
   fence.Raise();
-  absl::SleepFor(absl::Milliseconds(40));
-  fence.Lower();
+  absl::SleepFor(absl::Milliseconds(200));
+  // Read before Lower: the gap counts from inside it, so it has passed by
+  // `lowered` + 50 ms whatever the scheduler does (an exact lower bound).
+  // The gap (>= 50 ms) dwarfs the few calls between Lower and Raise, so
+  // the mover does wait in it.
   const steady_clock::time_point lowered = steady_clock::now();
+  fence.Lower();
   {
     MoveFence::Access access(&fence);  // not held back by the gap
     EXPECT_EQ(fence.sequence(), 2u);
   }
   EXPECT_TRUE(fence.RetryAfterFault(1));
   fence.Raise();
-  EXPECT_GE(steady_clock::now() - lowered, milliseconds(10));
+  EXPECT_GE(steady_clock::now() - lowered, milliseconds(50));
   EXPECT_GT(fence.gap_waited(), steady_clock::duration::zero());
   fence.Lower();
 }
