@@ -99,15 +99,32 @@ class AttachedDomain {
   AttachedDomain(LibvirtDomain domain, const Topology& topology, DomainOptions options)
       : domain_(std::move(domain)), topology_(topology), options_(options) {}
 
+  static constexpr uint64_t kPage = 4096;
+
   // A guest NUMA cell (the whole domain when it has none).
   struct Cell {
     int id = 0;
     std::vector<int> vcpus;
-    uint64_t first_page = 0, pages = 0;  // gfns (DomainPlacementView)
-    std::vector<int> home;               // node indices
-    std::string reason;                  // of the last home decision
-    std::vector<bool> allowed;           // nodes its home may use (empty: all)
+    std::string memnode_mode, memnode_nodeset;  // its <memnode>, if any
+    uint64_t first_page = 0, pages = 0;         // gfns (DomainPlacementView)
+    std::vector<int> home;                      // node indices
+    std::string reason;                         // of the last home decision
+    std::vector<bool> allowed;                  // nodes its home may use (empty: all)
   };
+
+  // NotFound: the domain `name` is gone, `why`.
+  static absl::Status Gone(const std::string& name, absl::string_view why);
+  // Attach's steps (domain_attach.cc): the guest's RAM and cells and the
+  // view of them; the pinning to restore (the domain's own, or the one a
+  // numavm that died recorded: `recovered`); the administrator's placement
+  // as each cell's constraints.
+  struct FoundPinning {
+    std::vector<std::vector<int>> now;  // as found
+    bool recovered = false;
+  };
+  absl::Status FindRam();
+  absl::StatusOr<FoundPinning> ClaimOriginalPinning();
+  absl::Status ConstrainToAdministrator(const FoundPinning& found);
 
   absl::Status Measure();
   // Chooses each cell's home; returns the pages not on their cell's home.
