@@ -13,7 +13,9 @@
 //    dirty ring, only the probes fault, so the cost follows the scan rate
 //    and the stall budget (policy/scan_rate.h) bounds it.
 // KVM reaches the guest's memory through the same page tables, so a vCPU's
-// access faults on its own thread either way.
+// access faults on its own thread either way. Arming is in
+// hint_fault_sampler.cc, the fault side (the handler thread) in
+// hint_fault_service.cc.
 #ifndef NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_
 #define NUMAVM_BALANCER_SAMPLING_HINT_FAULT_SAMPLER_H_
 
