@@ -5,10 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "balancer/actuation/page_migrator.h"
-#include "balancer/libvirt/domain_cells.h"
-#include "balancer/libvirt/qemu_process.h"
 #include "balancer/policy/home_node.h"
-#include "base/proc_file.h"
 #include "base/size.h"
 #include "base/thread_cpu.h"
 

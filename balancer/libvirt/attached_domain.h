@@ -62,7 +62,8 @@ struct DomainOptions {
 
 class AttachedDomain {
  public:
-  // Finds the QEMU process and guest RAM, records the original pinning.
+  // Finds the QEMU process and guest RAM, records the original pinning,
+  // and measures placement once (report() is never of an unmeasured domain).
   static absl::StatusOr<std::unique_ptr<AttachedDomain>> Attach(const LibvirtConnection& conn,
                                                                 LibvirtDomain domain,
                                                                 const Topology& topology,
@@ -78,9 +79,6 @@ class AttachedDomain {
   // n (busy_cpus() of each). `limiter` (per host) bounds page migration. NotFound: the domain is
   // gone (shut down, destroyed) - nothing else was disturbed.
   absl::Status Step(const std::vector<int>& busy_cpus, RateLimiter& limiter, absl::Duration now);
-
-  // Measures placement only (memory per node, where vCPUs ran): report().
-  absl::Status Observe() { return Measure(); }
 
   // Restores the pinning found at attach (a no-op for a domain that is gone).
   absl::Status Detach();
