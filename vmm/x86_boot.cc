@@ -9,7 +9,14 @@ namespace numavm {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
-constexpr uint64_t kPresent = 1, kWritable = 2, kHuge = 0x80;
+constexpr uint64_t kPresent = 1, kWritable = 2, kAccessed = 0x20, kDirty = 0x40, kHuge = 0x80;
+// Every entry is written with its accessed bit set, and every 2 MiB leaf
+// with its dirty bit: the CPU's page walker then never writes to the
+// tables. A walker's write is a write to guest memory like any other, and
+// a balancer that write-protects the page holding the tables (the `wp`
+// sampler's probes) would make it fault; the NUMA lab's emulated nested
+// paging loops on such a fault instead of reporting it (docs/numa-lab.md).
+constexpr uint64_t kTable = kPresent | kWritable | kAccessed;
 constexpr uint64_t kPml4 = abi::kPageTableBase;
 constexpr uint64_t kPdpt = abi::kPageTableBase + 0x1000;
 constexpr uint64_t kFirstPd = abi::kPageTableBase + 0x2000;
@@ -20,8 +27,10 @@ constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, k
 constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
 constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10;
 
-// GDT: null, 64-bit code, data.
-constexpr uint64_t kCode64 = 0x00af9a000000ffffull, kData = 0x00cf92000000ffffull;
+// GDT: null, 64-bit code, data; both with their accessed bit set (types 11
+// and 3, as the segment registers say), so that loading a selector never
+// writes to the table.
+constexpr uint64_t kCode64 = 0x00af9b000000ffffull, kData = 0x00cf93000000ffffull;
 constexpr uint64_t kGdt[] = {0, kCode64, kData};
 constexpr uint16_t kCodeSelector = 1 << 3, kDataSelector = 2 << 3;
 // Linux's 64-bit boot protocol wants __BOOT_CS at 0x10 and __BOOT_DS at 0x18.
@@ -69,11 +78,11 @@ absl::Status WriteLongModeTables(GuestMemory& memory) {
   }
   std::memset(pml4, 0, 0x1000);
   std::memset(pdpt, 0, 0x1000);
-  pml4[0] = kPdpt | kPresent | kWritable;
+  pml4[0] = kPdpt | kTable;
   for (uint64_t g = 0; g < pds; ++g) {
-    pdpt[g] = (kFirstPd + g * 0x1000) | kPresent | kWritable;
+    pdpt[g] = (kFirstPd + g * 0x1000) | kTable;
     for (uint64_t i = 0; i < 512; ++i) {
-      pd[g * 512 + i] = (g * kGiB + (i << 21)) | kPresent | kWritable | kHuge;
+      pd[g * 512 + i] = (g * kGiB + (i << 21)) | kTable | kDirty | kHuge;
     }
   }
   std::memcpy(gdt, kGdt, sizeof(kGdt));
