@@ -74,7 +74,11 @@ std::vector<GuestRamRegion> GuestRamOf(const VirtualMachine& vm) {
     r.gpa = regions[i].start.value;
     r.bytes = regions[i].bytes;
     r.host = regions[i].host();
-    r.page_bytes = backing == Backing::kHugetlb ? 2ull << 20 : kGuestPageBytes;
+    // 2 MiB for hugetlb and transparent hugepages: a probe is then a whole
+    // huge page. Changing the protection of part of a transparent huge
+    // page splits its mapping into 4 KiB entries for good (the guest loses
+    // its 2 MiB translations there), where the whole of it keeps it huge.
+    r.page_bytes = BackingAlignment(backing);
     r.shared_file = SharedFile(backing);
     r.fd = regions[i].backing.fd.get();
     ram.push_back(r);

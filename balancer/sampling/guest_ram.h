@@ -17,7 +17,7 @@ struct GuestRamRegion {
   uint64_t gpa = 0;   // guest-physical start
   uint64_t bytes = 0;
   uint8_t* host = nullptr;                // host mapping
-  uint64_t page_bytes = kGuestPageBytes;  // backing page size (2 MiB hugetlb)
+  uint64_t page_bytes = kGuestPageBytes;  // backing page size (2 MiB: hugetlb, THP)
   bool shared_file = false;               // memfd or hugetlbfs (page cache backed)
   int fd = -1;                            // that file (not owned), -1 if anonymous
   uint64_t file_offset = 0;               // of `host` in the file

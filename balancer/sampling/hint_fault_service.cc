@@ -157,7 +157,7 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   Resolve(base + page_start, region->page_bytes);
   AccessSample s;
   s.gfn = (region->gpa + page_start) / kGuestPageBytes;
-  ClearArmed(s.gfn);
+  for (uint64_t i = 0; i < region->page_bytes / kGuestPageBytes; ++i) ClearArmed(s.gfn + i);
   s.vcpu = vcpu_of_thread_ ? vcpu_of_thread_(tid) : kUnknownVcpu;
   FaultOwner inferred;
   if (s.vcpu < 0 && blocked_vcpu_) {
