@@ -32,6 +32,7 @@
 #include "cli/placement_observer.h"
 #include "cli/report_envelope.h"
 #include "cli/report_plot.h"
+#include "cli/run_ending.h"
 #include "cli/run_progress.h"
 #include "cli/run_registration.h"
 #include "cli/run_report.h"
@@ -273,52 +274,8 @@ int RunCommand(const RunFlags& flags) {
   churning.store(false);
   if (churn_thread.joinable()) churn_thread.join();
   registration.reset();
-  if (sampling) {
-    sampling->Stop();
-    summary.sampling.stats = (*sampler)->stats();
-    summary.sampling.cpu_time = sampling->cpu_time() + summary.sampling.stats.helper_cpu_time;
-    summary.sampling.idle_periods = sampling->idle_periods();
-    summary.sampling.final_period = sampling->period();
-    summary.sampling.period_changes = sampling->period_changes();
-    summary.sampling.period_max = sampling->period_max();
-    summary.sampling.rate_bytes_per_second = sampling->scan_rate();
-    summary.sampling.ceiling_bytes_per_second = sampling->scan_rate_ceiling();
-    summary.sampling.fault_cost = (*sampler)->FaultCost();
-    summary.sampling.host_cost_per_probe = sampling->host_cost_per_probe();
-    const SamplingLoop::HostSplit split = sampling->host_split();
-    summary.sampling.host_arm = split.arm;
-    summary.sampling.host_collect = split.collect;
-    summary.sampling.host_decide = split.decide;
-    summary.sampling.host_migrate = split.migrate;
-    summary.sampling.stall_share = sampling->stall_share();
-    summary.sampling.stall_budget = options.sampling.rate.stall_budget;
-    summary.sampling.probes_per_region = options.sampling.rate.probes_per_region;
-    summary.sampling.probe_run_pages = sampling->probe_run_pages();
-    summary.sampling.revisits = sampling->revisits();
-    if (!sampling->status().ok()) {
-      summary.sampling.error = std::string(sampling->status().message());
-    }
-  }
-  summary.balance.counters = balancer.counters();
-  summary.balance.counters.move_times = view.move_times();
-  summary.balance.page_moves = view.moves_unmapped()    ? "unmapped"
-                               : view.moves_protected() ? "protected"
-                                                        : "mapped";
-  summary.balance.move_windows = view.protected_windows();
-  summary.balance.vcpu_move_waits = (*vm)->move_fence().retries();
-  if (churn) {
-    summary.notes.push_back(absl::StrCat("--migrate-churn: ", churn->moved(), " page migrations (",
-                                         churn->moved_unmapped(), " unmapped first), ",
-                                         churn->failed(), " failed"));
-    summary.balance.counters.pages_migrated += churn->moved();
-    summary.balance.counters.pages_migrated_unmapped += churn->moved_unmapped();
-    summary.balance.counters.move_times += churn->move_times();
-    summary.balance.move_windows += churn->protected_windows();
-  }
-  for (std::string& note :
-       PageMovesEndNotes(view, (*vm)->move_fence(), summary.balance.move_windows)) {
-    summary.notes.push_back(std::move(note));
-  }
+  if (sampling) EndSampling(*sampling, **sampler, options, summary);
+  SummarizeBalance(balancer, view, **vm, churn.get(), summary);
   summary.balance.error = balance_error;
   if (host_budget != nullptr) {
     if (std::string p = host_budget->Problem(); !p.empty()) summary.notes.push_back(p);
@@ -335,48 +292,7 @@ int RunCommand(const RunFlags& flags) {
     }
   }
 
-  std::vector<HostRange> ranges;
-  for (const GuestRegion& r : (*vm)->memory().regions()) {
-    ranges.push_back(HostRange{reinterpret_cast<uintptr_t>(r.host()), r.bytes});
-    if (r.backing.fd.valid()) {
-      // Pages the hinting-fault scanner left unmapped still live somewhere.
-      (void)MapResidentPages(ranges.back(), BackingAlignment(options.vm.backing));
-    }
-  }
-  std::vector<int> vcpu_node_ids;
-  {
-    // Where the balancer last saw the vCPUs; without a balancer (no
-    // sampler), where the placement series saw them last.
-    for (int n : summary.balance.counters.vcpu_nodes) {
-      vcpu_node_ids.push_back(n >= 0 && n < topology->node_count() ? topology->nodes[n].id : -1);
-    }
-    if (vcpu_node_ids.empty() && !summary.placement_series.empty()) {
-      vcpu_node_ids = summary.placement_series.back().vcpu_nodes;
-    }
-    summary.placement_locality =
-        LayoutPlacementLocality(placement.layouts(), (*vm)->memory(), vcpu_node_ids);
-  }
-  absl::StatusOr<NodeUsage> usage = QueryPageNodes(0, ranges, BackingAlignment(options.vm.backing));
-  if (usage.ok()) {
-    summary.memory = *usage;
-  } else {
-    summary.memory_error = std::string(usage.status().message());
-  }
-  summary.vm = RunVmReport(registration_inputs);
-  summary.vm->status = std::string(RunEndName(summary.outcome.end));
-  if (summary.vm->vcpus_per_node.empty()) {  // the vCPU threads are gone: where they were
-    for (int id : vcpu_node_ids) {
-      if (id >= 0) ++summary.vm->vcpus_per_node[id];
-    }
-    summary.vm->placement_locality =
-        PlacementLocality(summary.vm->vcpus_per_node, summary.vm->memory_per_node);
-  }
-  if (options.placement != StaticPlacement::kNone) {
-    summary.notes.push_back(absl::StrCat("--placement=", StaticPlacementName(options.placement),
-                                         ": ", FormatSize(placement.bound_bytes()),
-                                         " of guest memory bound by the payload's layout"));
-  }
-  for (std::string& w : placement.warnings()) summary.notes.push_back(std::move(w));
+  SummarizePlacement(**vm, *topology, placement, options, registration_inputs, summary);
 
   // Interrupted after the VM stopped: still the report, and the exit status
   // of an interrupted run.
