@@ -27,7 +27,11 @@ ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
         ScanPeriodConfig{config.period, adaptive_ ? config.period_max : config.period});
     return;
   }
-  rate_.emplace(config.rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost);
+  // The rate's probes are what one arming covers and one fault reports: a
+  // 4 KiB page, or a whole 2 MiB backing page (one a region).
+  ScanRateConfig rate = config.rate;
+  rate.probes_per_region = probes_;
+  rate_.emplace(rate, kRegionPages * 4096, std::max(1, config.vcpus), fault_cost);
   // The first period is the shortest, at the rate's floor: it measures what
   // arming costs this host before the budget is spent on it, and a short
   // run of a small guest is sampled from its first 100 ms on.
@@ -182,7 +186,9 @@ ScanPlan ScanControl::NextArm() {
   }
   for (; armed < n && !wrapped_; ++armed) AddProbes(plan, NextRegion(), probes, run, sweeps_);
   probes_armed_ = 0;
-  for (const GfnRange& p : plan.probes) probes_armed_ += p.count;
+  // In backing pages: a 2 MiB probe costs one arming and faults once.
+  for (const GfnRange& p : plan.probes)
+    probes_armed_ += (p.count + align_pages_ - 1) / align_pages_;
   arm_calls_ = plan.probes.size();
   regions_armed_ = plan.regions.size();
   regions_armed_total_ += regions_armed_;
