@@ -107,13 +107,16 @@ void ScanControl::AddProbes(ScanPlan& plan, const GfnRange& region, int probes, 
   const uint64_t base = region.first - region.first % kRegionPages;
   if (run > 1) {
     // probes / run places, a run of `run` pages each, every run within
-    // its share of the region, at an offset that moves with each sweep
-    // (`salt`): fewer places a visit, so successive visits look at
-    // different ones (a region used by two owners then disagrees with
-    // itself across visits and is not settled on one spot's evidence).
+    // its share of the region. The places alternate with each sweep
+    // (`salt`) between the start of each share and its end, so that
+    // successive visits look at different ones (a region used by two
+    // owners then disagrees with itself across visits and is not settled
+    // on one spot's evidence), and so that neighbouring regions' runs
+    // meet at their common boundary - one region's last run ends where
+    // the next one's first run starts - and NextArm arms the two as one
+    // range: one call for two regions where calls are what costs.
     const uint64_t step = stride * run;
-    const uint64_t offset =
-        ((index + salt * 0x51ed27ull) * 0x9e3779b97f4a7c15ull >> 40) % (step - run + 1);
+    const uint64_t offset = ((index + salt) & 1) == 0 ? step - run : 0;
     for (uint64_t g = base + offset; g < region.end(); g += step) {
       const uint64_t first = std::max(g, region.first), end = std::min(g + run, region.end());
       if (first < end) plan.probes.push_back({first, end - first});
@@ -124,6 +127,19 @@ void ScanControl::AddProbes(ScanPlan& plan, const GfnRange& region, int probes, 
   for (uint64_t g = base + jitter; g < region.end(); g += stride) {
     if (g >= region.first) plan.probes.push_back({g, 1});
   }
+}
+
+void ScanControl::Coalesce(std::vector<GfnRange>& runs) {
+  size_t out = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (out > 0 && runs[out - 1].end() == runs[i].first &&
+        runs[out - 1].count + runs[i].count <= kMaxRunPages) {
+      runs[out - 1].count += runs[i].count;
+    } else {
+      runs[out++] = runs[i];
+    }
+  }
+  runs.resize(out);
 }
 
 std::optional<GfnRange> ScanControl::RegionRange(uint64_t index) const {
@@ -185,6 +201,7 @@ ScanPlan ScanControl::NextArm() {
     }
   }
   for (; armed < n && !wrapped_; ++armed) AddProbes(plan, NextRegion(), probes, run, sweeps_);
+  if (run > 1) Coalesce(plan.probes);
   probes_armed_ = 0;
   // In backing pages: a 2 MiB probe costs one arming and faults once.
   for (const GfnRange& p : plan.probes)

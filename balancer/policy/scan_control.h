@@ -9,9 +9,10 @@
 // region, so that the same pages are sampled on every sweep and hand-overs
 // between vCPUs show; where one arming call costs the host more than a few
 // faults cost the guest, the probes come as runs of neighbouring pages at
-// fewer places, one call a run: ScanRate::RunPages). Samplers that pay per fault arm the probes;
-// the others watch the whole regions. At most one sweep a period: when the rate allows more (small
-// guests) the period shortens, down to 100 ms, and past that the probes grow denser.
+// fewer places, one call a run: ScanRate::RunPages - and neighbouring
+// regions' runs meet at their boundary, one call for two). Samplers that pay per fault arm the
+// probes; the others watch the whole regions. At most one sweep a period: when the rate allows more
+// (small guests) the period shortens, down to 100 ms, and past that the probes grow denser.
 //
 // With `window_bytes` set it is the older scanner: that many bytes a period,
 // every page of them, and a period that adapts to the outcome
@@ -60,6 +61,11 @@ struct ScanFeedback {
 
 class ScanControl {
  public:
+  // The longest run of neighbouring pages a sampler arms with one call
+  // (and checks for residency first: hint_fault_sampler.cc); the
+  // simulator charges such a run as one call.
+  static constexpr uint64_t kMaxRunPages = 64;
+
   // `coverage`: what the sampler can watch; `align_pages`: the backing's
   // page size in 4 KiB pages (512 for 2 MiB hugetlb: one probe, the huge
   // page); `fault_cost` and config.vcpus size the first period's budget.
@@ -95,6 +101,9 @@ class ScanControl {
   // Plans `region`'s visit: the region and its probes (runs placed by `salt`).
   void AddProbes(ScanPlan& plan, const GfnRange& region, int probes, uint64_t run,
                  uint64_t salt) const;
+  // Joins runs that touch (the end of one region's, the start of the
+  // next one's) into one range, up to kMaxRunPages: one arming call.
+  static void Coalesce(std::vector<GfnRange>& runs);
   // Region `index` (gfn / 512) within the coverage, if any of it is.
   std::optional<GfnRange> RegionRange(uint64_t index) const;
   absl::Duration PeriodFor(double regions_per_second) const;

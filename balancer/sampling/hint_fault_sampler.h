@@ -109,7 +109,7 @@ class HintFaultSampler final : public AccessSampler {
   bool registered_ = false;
   // The longest run of probe pages armed page by page (with its own
   // bookkeeping); longer ranges (windows, huge pages) are armed whole.
-  static constexpr uint64_t kMaxRunPages = 64;
+  static constexpr uint64_t kMaxRunPages = ScanControl::kMaxRunPages;
   // Pages zapped and not faulted since (bit per guest page, by gfn): a probe
   // still armed is not zapped again - a zap costs the guest too (KVM drops
   // its mapping), and idle memory would pay it every sweep.

@@ -46,7 +46,7 @@ struct SamplerCosts {
 
 class SamplerModel {
  public:
-  static constexpr uint64_t kMaxRunPages = 64;
+  static constexpr uint64_t kMaxRunPages = ScanControl::kMaxRunPages;
   SamplerModel(SamplerKind kind, int vcpus, uint64_t pages, uint64_t seed, SamplerCosts costs);
 
   SamplerKind kind() const { return kind_; }

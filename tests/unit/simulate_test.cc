@@ -207,10 +207,12 @@ TEST(Simulate, AnExpensiveArmSlowsTheScanNotTheGuest) {
   const SimulationResult b = RunSim(dear, t);
   EXPECT_LE(a.stall_share, 0.01);
   EXPECT_LE(b.stall_share, 0.01);
-  // The dear scan arms fewer probes and converges later, or not within the
-  // minute.
+  // The dear scan arms fewer probes and converges later (43 s against 6 s
+  // since two regions share a call; 96 s before).
   EXPECT_LT(b.sampler.pages_armed, a.sampler.pages_armed);
-  EXPECT_LT(b.final_locality, a.final_locality);
+  ASSERT_TRUE(a.seconds_to_90pct_of_best.has_value());
+  EXPECT_TRUE(!b.seconds_to_90pct_of_best.has_value() ||
+              *b.seconds_to_90pct_of_best > *a.seconds_to_90pct_of_best);
   // It arms them in runs of neighbouring pages, one call a run: more pages
   // than 1% of 4 busy vCPUs for 60 s (2.4 s) buys one 3 ms call at a time.
   EXPECT_GT(b.sampler.pages_armed * 3e-3, 0.01 * 4 * 60);
