@@ -33,7 +33,10 @@ void EndSampling(SamplingLoop& sampling, const AccessSampler& sampler, const Run
   s.host_migrate = split.migrate;
   s.stall_share = sampling.stall_share();
   s.stall_budget = options.sampling.rate.stall_budget;
-  s.probes_per_region = options.sampling.rate.probes_per_region;
+  // As the scan armed them (one huge page a region on 2 MiB backing),
+  // else as configured.
+  s.probes_per_region = sampling.probes_per_region() > 0 ? sampling.probes_per_region()
+                                                         : options.sampling.rate.probes_per_region;
   s.probe_run_pages = sampling.probe_run_pages();
   s.revisits = sampling.revisits();
   if (!sampling.status().ok()) s.error = std::string(sampling.status().message());

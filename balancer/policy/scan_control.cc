@@ -129,11 +129,11 @@ void ScanControl::AddProbes(ScanPlan& plan, const GfnRange& region, int probes, 
   }
 }
 
-void ScanControl::Coalesce(std::vector<GfnRange>& runs) {
+void ScanControl::Coalesce(std::vector<GfnRange>& runs, uint64_t max_pages) {
   size_t out = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (out > 0 && runs[out - 1].end() == runs[i].first &&
-        runs[out - 1].count + runs[i].count <= kMaxRunPages) {
+        runs[out - 1].count + runs[i].count <= max_pages) {
       runs[out - 1].count += runs[i].count;
     } else {
       runs[out++] = runs[i];
@@ -187,6 +187,7 @@ ScanPlan ScanControl::NextArm() {
   // a run of neighbouring pages armed with one call (ScanRate::RunPages).
   const uint64_t run = align_pages_ < kRegionPages ? rate_->RunPages(probes) : 1;
   run_pages_ = run;
+  probes_last_ = align_pages_ < kRegionPages ? probes : 1;
   // Regions whose first visit asked for a second one come first (within
   // the period's regions), then the sweep goes on.
   uint64_t armed = 0;
@@ -201,7 +202,12 @@ ScanPlan ScanControl::NextArm() {
     }
   }
   for (; armed < n && !wrapped_; ++armed) AddProbes(plan, NextRegion(), probes, run, sweeps_);
-  if (run > 1) Coalesce(plan.probes);
+  // Probes that touch are armed as one range, one call: the runs of
+  // neighbouring regions, dense probes, and the huge pages of neighbouring
+  // regions (up to kMaxHugeRunPages of them, so that no call holds the
+  // guest's faults on a range for long).
+  Coalesce(plan.probes,
+           align_pages_ >= kRegionPages ? kMaxHugeRunPages * align_pages_ : kMaxRunPages);
   probes_armed_ = 0;
   // In backing pages: a 2 MiB probe costs one arming and faults once.
   for (const GfnRange& p : plan.probes)

@@ -9,10 +9,14 @@
 // region, so that the same pages are sampled on every sweep and hand-overs
 // between vCPUs show; where one arming call costs the host more than a few
 // faults cost the guest, the probes come as runs of neighbouring pages at
-// fewer places, one call a run: ScanRate::RunPages - and neighbouring
-// regions' runs meet at their boundary, one call for two). Samplers that pay per fault arm the
-// probes; the others watch the whole regions. At most one sweep a period: when the rate allows more
-// (small guests) the period shortens, down to 100 ms, and past that the probes grow denser.
+// fewer places, one call a run: ScanRate::RunPages). On 2 MiB backing
+// pages a region's probe is its huge page. Probes that touch are armed as
+// one range, with one call: neighbouring regions' runs meet at their
+// common boundary (one call for two regions), and neighbouring huge pages
+// go together (one call for up to kMaxHugeRunPages). Samplers that pay per
+// fault arm the probes; the others watch the whole regions. At most one
+// sweep a period: when the rate allows more (small guests) the period
+// shortens, down to 100 ms, and past that the probes grow denser.
 //
 // With `window_bytes` set it is the older scanner: that many bytes a period,
 // every page of them, and a period that adapts to the outcome
@@ -65,6 +69,8 @@ class ScanControl {
   // (and checks for residency first: hint_fault_sampler.cc); the
   // simulator charges such a run as one call.
   static constexpr uint64_t kMaxRunPages = 64;
+  // On 2 MiB backing pages, the most huge pages one arming call covers.
+  static constexpr uint64_t kMaxHugeRunPages = 64;
 
   // `coverage`: what the sampler can watch; `align_pages`: the backing's
   // page size in 4 KiB pages (512 for 2 MiB hugetlb: one probe, the huge
@@ -93,6 +99,10 @@ class ScanControl {
   // Regions mode: the pages of each probe run in the last plan (1: single
   // pages spread over the region).
   uint64_t run_pages() const { return run_pages_; }
+  // Regions mode: the probe pages of each region in the last plan (1 on
+  // 2 MiB backing pages, the huge page; more than configured where a
+  // small guest is probed densely).
+  int probes_per_region() const { return probes_last_; }
   // Regions visited again because their first visit asked to move them.
   uint64_t revisits() const { return revisits_armed_; }
 
@@ -101,9 +111,10 @@ class ScanControl {
   // Plans `region`'s visit: the region and its probes (runs placed by `salt`).
   void AddProbes(ScanPlan& plan, const GfnRange& region, int probes, uint64_t run,
                  uint64_t salt) const;
-  // Joins runs that touch (the end of one region's, the start of the
-  // next one's) into one range, up to kMaxRunPages: one arming call.
-  static void Coalesce(std::vector<GfnRange>& runs);
+  // Joins ranges that touch (the end of one region's run and the start of
+  // the next one's, neighbouring huge pages) into one range of at most
+  // `max_pages`: one arming call.
+  static void Coalesce(std::vector<GfnRange>& runs, uint64_t max_pages);
   // Region `index` (gfn / 512) within the coverage, if any of it is.
   std::optional<GfnRange> RegionRange(uint64_t index) const;
   absl::Duration PeriodFor(double regions_per_second) const;
@@ -129,6 +140,7 @@ class ScanControl {
   uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0, arm_calls_ = 0;
   uint64_t regions_total_ = 0;  // one sweep
   uint64_t run_pages_ = 1;
+  int probes_last_ = 0;
   // Regions to visit again (PeriodOutcome::revisit), oldest first; at most
   // kMaxRevisits wait (the regions of a 2 TiB guest), the rest are visited
   // by the sweep.

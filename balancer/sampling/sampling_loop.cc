@@ -80,6 +80,7 @@ void SamplingLoop::CollectOnce() {
       ceiling_ = scan_->ceiling_bytes_per_second();
       host_per_probe_ = scan_->host_cost_per_probe();
       run_pages_ = scan_->run_pages();
+      probes_per_region_ = scan_->probes_per_region();
       revisits_ = scan_->revisits();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
@@ -160,6 +161,11 @@ absl::Duration SamplingLoop::host_cost_per_probe() const {
 uint64_t SamplingLoop::probe_run_pages() const {
   absl::MutexLock lock(&mu_);
   return run_pages_;
+}
+
+int SamplingLoop::probes_per_region() const {
+  absl::MutexLock lock(&mu_);
+  return probes_per_region_;
 }
 
 uint64_t SamplingLoop::revisits() const {

@@ -60,6 +60,9 @@ class SamplingLoop final {
   absl::Duration host_cost_per_probe() const;
   // The pages of each probe run the scan arms (1: single pages).
   uint64_t probe_run_pages() const;
+  // The probe pages of each region the scan arms (1 on 2 MiB backing
+  // pages; 0 before a regions-mode plan).
+  int probes_per_region() const;
   // Regions visited again at once because their first visit asked to move
   // them (ScanControl::revisits).
   uint64_t revisits() const;
@@ -95,6 +98,7 @@ class SamplingLoop final {
   double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration host_per_probe_ ABSL_GUARDED_BY(mu_);
   uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
+  int probes_per_region_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);

@@ -140,12 +140,17 @@ TEST(ScanControl, HugeProbesAreCostedPerHugePage) {
   for (int i = 0; i < 50; ++i) {
     const absl::Duration length = scan.period();
     const ScanPlan plan = scan.NextArm();
-    for (const GfnRange& p : plan.probes) ASSERT_EQ(p.count, 512u) << "a whole huge page";
+    uint64_t huge = 0;
+    for (const GfnRange& p : plan.probes) {
+      ASSERT_EQ(p.first % 512, 0u) << "whole huge pages";
+      ASSERT_EQ(p.count % 512, 0u) << "whole huge pages";
+      huge += p.count / 512;
+    }
     ScanFeedback feedback;
     feedback.vcpu_busy = 4 * length;  // all four vCPUs busy
     feedback.fault_cost = fault;
-    feedback.faults = plan.probes.size();  // each written once
-    feedback.host_time = per_probe * static_cast<double>(plan.probes.size());
+    feedback.faults = huge;  // each written once
+    feedback.host_time = per_probe * static_cast<double>(huge);
     (void)scan.OnPeriod(feedback);
   }
   EXPECT_NEAR(absl::ToDoubleMicroseconds(scan.host_cost_per_probe()), 2000, 20);
@@ -154,6 +159,43 @@ TEST(ScanControl, HugeProbesAreCostedPerHugePage) {
   const double allowed = 0.01 * 4 / absl::ToDoubleSeconds(per_probe + fault) * 2 * kMiB;
   EXPECT_LE(scan.rate_bytes_per_second(), allowed * 1.001);
   EXPECT_GE(scan.rate_bytes_per_second(), allowed / 16);  // not below the floor
+}
+
+// Neighbouring huge pages are armed as one range (one call, one TLB
+// shootdown, up to 64 of them) - where a call costs the host milliseconds
+// (a NUMA lab THP run: 9.3 ms), the budget then covers the guest many
+// times faster than at one call a huge page.
+TEST(ScanControl, NeighbouringHugePagesAreArmedWithOneCall) {
+  ScanConfig config;
+  config.vcpus = 4;
+  const absl::Duration per_call = absl::Milliseconds(9), fault = absl::Microseconds(600);
+  auto run = [&](bool one_call_a_range) {
+    ScanControl scan({{0, 512 * 512}}, 512, config, fault);  // 1 GiB of 2 MiB pages
+    ScanPlan plan;
+    for (int i = 0; i < 30; ++i) {
+      const absl::Duration length = scan.period();
+      plan = scan.NextArm();
+      uint64_t huge = 0;
+      for (const GfnRange& p : plan.probes) huge += p.count / 512;
+      ScanFeedback feedback;
+      feedback.vcpu_busy = 4 * length;
+      feedback.fault_cost = fault;
+      feedback.faults = huge;
+      feedback.host_time =
+          per_call * static_cast<double>(one_call_a_range ? plan.probes.size() : huge);
+      (void)scan.OnPeriod(feedback);
+    }
+    return std::make_pair(plan, scan.rate_bytes_per_second());
+  };
+  const auto [plan, rate] = run(true);
+  ASSERT_GE(plan.regions.size(), 2u);
+  // The regions a period arms follow each other: one range per 64 of them.
+  EXPECT_EQ(plan.probes.size(), (plan.regions.size() + 63) / 64);
+  // Charged per call as the host pays, the scan is several times faster
+  // than at one call a huge page (2.1 MiB/s: 1% of four vCPUs over 9.6 ms).
+  const double one_call_each = run(false).second;
+  EXPECT_NEAR(one_call_each, 0.04 / 9.6e-3 * 2 * kMiB, 0.1 * kMiB);
+  EXPECT_GT(rate, 4 * one_call_each);
 }
 
 TEST(ScanControl, EverySweepProbesTheSamePages) {
