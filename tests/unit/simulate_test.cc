@@ -208,7 +208,7 @@ TEST(Simulate, AnExpensiveArmSlowsTheScanNotTheGuest) {
   EXPECT_LE(a.stall_share, 0.01);
   EXPECT_LE(b.stall_share, 0.01);
   // The dear scan arms fewer probes and converges later (43 s against 6 s
-  // since two regions share a call; 96 s before).
+  // since two regions share a call; 93 s before).
   EXPECT_LT(b.sampler.pages_armed, a.sampler.pages_armed);
   ASSERT_TRUE(a.seconds_to_90pct_of_best.has_value());
   EXPECT_TRUE(!b.seconds_to_90pct_of_best.has_value() ||
