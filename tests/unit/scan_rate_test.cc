@@ -8,16 +8,18 @@ namespace {
 constexpr double kRegionBytes = 2 << 20;
 constexpr double kMiB = 1 << 20;
 
-// A period of 4 busy vCPUs whose every probe faulted, costing `host` each.
-ScanPeriodFigures Period(absl::Duration host_per_probe, uint64_t work, bool sweep_done) {
+// A period of 4 busy vCPUs whose every probe faulted, costing `host` each:
+// 100 regions of 4 probes, or what `rate` asked for.
+ScanPeriodFigures Period(absl::Duration host_per_probe, uint64_t work, bool sweep_done,
+                         const ScanRate* rate = nullptr) {
   ScanPeriodFigures f;
   f.length = absl::Seconds(1);
   f.vcpu_busy = absl::Seconds(4);
-  f.regions_armed = 100;
-  f.probes_armed = 400;
-  f.faults = 400;
+  f.regions_armed = rate != nullptr ? static_cast<uint64_t>(rate->regions_per_second()) : 100;
+  f.probes_armed = 4 * f.regions_armed;
+  f.faults = f.probes_armed;
   f.fault_cost = absl::Microseconds(55);
-  f.host_time = host_per_probe * 400;
+  f.host_time = host_per_probe * static_cast<double>(f.probes_armed);
   f.work = work;
   f.sweep_done = sweep_done;
   return f;
@@ -32,9 +34,67 @@ TEST(ScanRate, TheBudgetBuysProbesAtTheirMeasuredCost) {
   EXPECT_NEAR(rate.ceiling_bytes_per_second() / kRegionBytes, 0.04 / 55e-6 / 4, 0.5);
   // The first period at the floor: the host's time to arm is not known yet.
   EXPECT_NEAR(rate.regions_per_second(), 0.04 / 55e-6 / 4 / 16, 0.05);
-  for (int i = 0; i < 40; ++i) rate.OnPeriod(Period(absl::Milliseconds(5), 1, false));
+  for (int i = 0; i < 40; ++i) rate.OnPeriod(Period(absl::Milliseconds(5), 1, false, &rate));
   EXPECT_NEAR(rate.host_seconds_per_probe(), 0.005, 1e-5);
   EXPECT_NEAR(rate.bytes_per_second() / kMiB, 0.04 / (55e-6 + 0.005) / 4 * 2, 0.05);
+}
+
+// A probe that two vCPUs write faults twice (each waits for it): numa01 in
+// the NUMA lab made 6,245 faults for 4,594 pages armed, and its stall share
+// came to 1.5% against the 1% budget while the rate counted one fault a
+// probe. Two faults a probe buy half the probes; never more faults a probe
+// than there are vCPUs.
+TEST(ScanRate, ProbesThatSeveralVcpusWriteCostAFaultEach) {
+  ScanRate rate(ScanRateConfig{}, kRegionBytes, 4, absl::Microseconds(55));
+  for (int i = 0; i < 40; ++i) {
+    ScanPeriodFigures f = Period(absl::ZeroDuration(), 1, false, &rate);
+    f.faults = 2 * f.probes_armed;
+    rate.OnPeriod(f);
+  }
+  // The stall the rate plans for: 4 probes a region, two faults each.
+  const double stall = rate.regions_per_second() * 4 * 2 * 55e-6;
+  EXPECT_NEAR(stall, 0.04, 0.001) << "1% of 4 busy vCPUs";
+  for (int i = 0; i < 40; ++i) {
+    ScanPeriodFigures f = Period(absl::ZeroDuration(), 1, false, &rate);
+    f.faults = 4 * f.probes_armed;
+    rate.OnPeriod(f);
+  }
+  for (int i = 0; i < 40; ++i) {
+    ScanPeriodFigures f = Period(absl::ZeroDuration(), 1, false, &rate);
+    f.faults = f.probes_armed;
+    f.probes_armed /= 25;  // 25 faults a probe: counted as four
+    rate.OnPeriod(f);
+  }
+  EXPECT_NEAR(rate.regions_per_second() * 4 * 4 * 55e-6, 0.04, 0.001);
+}
+
+// The host's cost a probe varies from period to period (in the NUMA lab an
+// arming call costs 1-9 ms). The rate follows a smoothed estimate, so a
+// cheap period buys more probes for the next one, whatever it costs: on
+// its own that overshoots the budget (the lab's 2-node runs: 1.11-1.26%).
+// What a period spends past its share is owed, and paid back by the
+// periods that follow: over the run the stall stays within the budget.
+TEST(ScanRate, WhatAPeriodSpendsPastTheBudgetTheNextOnesPayBack) {
+  ScanRate rate(ScanRateConfig{}, kRegionBytes, 4, absl::Microseconds(55));
+  double spent = 0, budget = 0;
+  for (int i = 0; i < 400; ++i) {
+    ScanPeriodFigures f;
+    f.length = absl::Seconds(1);
+    f.vcpu_busy = absl::Seconds(4);
+    f.regions_armed = static_cast<uint64_t>(rate.regions_per_second());
+    f.probes_armed = 4 * f.regions_armed;
+    f.faults = f.probes_armed;
+    f.fault_cost = absl::Microseconds(55);
+    // 1 ms a probe, or 9 ms in every third period.
+    f.host_time = absl::Milliseconds(i % 3 == 2 ? 9 : 1) * static_cast<double>(f.probes_armed);
+    f.work = 1;
+    rate.OnPeriod(f);
+    if (i < 20) continue;  // settling in
+    spent += absl::ToDoubleSeconds(f.host_time) + 55e-6 * static_cast<double>(f.faults);
+    budget += 0.01 * 4;
+  }
+  EXPECT_LE(spent, budget * 1.02);
+  EXPECT_GE(spent, budget * 0.8) << "the budget is spent, not left unused";
 }
 
 // Runs of neighbouring probe pages where an arming call costs more than
