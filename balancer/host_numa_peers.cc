@@ -12,13 +12,18 @@
 
 namespace numavm {
 
-HostNumaPeers DetectHostNumaPeers(const std::string& proc) {
-  HostNumaPeers peers;
+std::optional<int> ReadKernelNumaBalancing(const std::string& proc) {
   int mode = 0;
   if (absl::SimpleAtoi(
           absl::StripAsciiWhitespace(ReadProcFile(proc + "/sys/kernel/numa_balancing")), &mode)) {
-    peers.kernel_numa_balancing = mode;
+    return mode;
   }
+  return std::nullopt;
+}
+
+HostNumaPeers DetectHostNumaPeers(const std::string& proc) {
+  HostNumaPeers peers;
+  peers.kernel_numa_balancing = ReadKernelNumaBalancing(proc);
   DIR* d = opendir(proc.c_str());
   if (d == nullptr) return peers;
   while (dirent* e = readdir(d)) {

@@ -22,6 +22,9 @@ struct HostNumaPeers {
 // Reads `proc` (the proc filesystem's mount point).
 HostNumaPeers DetectHostNumaPeers(const std::string& proc = "/proc");
 
+// kernel.numa_balancing alone (HostNumaPeers::kernel_numa_balancing).
+std::optional<int> ReadKernelNumaBalancing(const std::string& proc = "/proc");
+
 // One line per peer that is active, naming it and what to do about it.
 std::vector<std::string> HostNumaPeerWarnings(const HostNumaPeers& peers);
 

@@ -38,6 +38,7 @@ VmReport RunVmReport(const RunRegistrationInputs& in) {
   } else if (c.attributed > 0) {
     r.access_locality = c.locality();
   }
+  if (r.access_locality) r.access_source = "numavm";
   r.pages_migrated = c.pages_migrated;
   r.bytes_migrated = c.bytes_migrated;
   r.migration_failures = c.migration_failures;

@@ -1,10 +1,14 @@
 #include "balancer/libvirt/attached_domain.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "balancer/actuation/page_migrator.h"
+#include "balancer/host_numa_peers.h"
+#include "balancer/libvirt/kernel_numa_faults.h"
+#include "balancer/libvirt/qemu_process.h"
 #include "balancer/policy/home_node.h"
 #include "base/size.h"
 #include "base/thread_cpu.h"
@@ -33,14 +37,26 @@ absl::Status AttachedDomain::Measure() {
   absl::StatusOr<std::vector<int>> cpus = domain_.VcpuCpus(host_cpus_);
   if (!cpus.ok()) return cpus.status();
   report_.vcpus_per_node.clear();
-  for (int cpu : *cpus) {
+  std::map<int, int> vcpu_node;  // vCPU index -> host node id
+  for (size_t v = 0; v < cpus->size(); ++v) {
     for (const NumaNode& node : topology_.nodes) {
-      if (std::find(node.cpus.begin(), node.cpus.end(), cpu) != node.cpus.end()) {
+      if (std::find(node.cpus.begin(), node.cpus.end(), (*cpus)[v]) != node.cpus.end()) {
         ++report_.vcpus_per_node[node.id];
+        vcpu_node[static_cast<int>(v)] = node.id;
       }
     }
   }
   report_.placement_locality = PlacementLocality(report_.vcpus_per_node, report_.memory_per_node);
+  // Access locality where the host kernel's balancing counts the vCPU
+  // threads' faults (kernel_numa_faults.h); counts that stand still while
+  // it is off are not evidence.
+  report_.access_locality.reset();
+  report_.access_source.clear();
+  if (std::optional<int> kernel = ReadKernelNumaBalancing(); kernel && (*kernel & 1) != 0) {
+    report_.access_locality =
+        KernelFaultLocality(ReadVcpuNumaFaults(pid_, QemuVcpuThreads(pid_)), vcpu_node);
+    if (report_.access_locality) report_.access_source = "kernel";
+  }
   return absl::OkStatus();
 }
 

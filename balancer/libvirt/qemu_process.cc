@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -48,6 +49,28 @@ absl::StatusOr<pid_t> ProcessOfThread(pid_t tid) {
     }
   }
   return absl::NotFoundError(absl::StrCat("thread ", tid, " is gone"));
+}
+
+std::map<int, pid_t> QemuVcpuThreads(pid_t pid, const std::string& proc_root) {
+  std::map<int, pid_t> out;
+  std::error_code ec;
+  const std::string task = absl::StrCat(proc_root, "/", pid, "/task");
+  for (const auto& entry : std::filesystem::directory_iterator(task, ec)) {
+    int tid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &tid) || tid <= 0) continue;
+    absl::string_view comm =
+        absl::StripAsciiWhitespace(ReadProcFile(entry.path().string() + "/comm"));
+    // "CPU <index>/<accelerator>"
+    if (!absl::ConsumePrefix(&comm, "CPU ")) continue;
+    const size_t slash = comm.find('/');
+    int vcpu = -1;
+    if (slash == absl::string_view::npos || !absl::SimpleAtoi(comm.substr(0, slash), &vcpu) ||
+        vcpu < 0) {
+      continue;
+    }
+    out[vcpu] = tid;
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<MapsEntry>> ParseMaps(absl::string_view text) {

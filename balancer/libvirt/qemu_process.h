@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ absl::StatusOr<pid_t> FindQemuProcess(absl::string_view uuid,
 
 // The process a thread belongs to (Tgid in /proc/TID/status).
 absl::StatusOr<pid_t> ProcessOfThread(pid_t tid);
+
+// The vCPU threads of QEMU process `pid`, vCPU index -> thread id, by the
+// names QEMU gives them ("CPU 3/KVM", "CPU 3/TCG"); empty if it has none
+// or has ended.
+std::map<int, pid_t> QemuVcpuThreads(pid_t pid, const std::string& proc_root = "/proc");
 
 struct MapsEntry {
   uintptr_t start = 0, end = 0;

@@ -123,6 +123,8 @@ nlohmann::json ToJson(const VmReport& r) {
           {"placement_locality", r.placement_locality},
           {"access_locality",
            r.access_locality ? nlohmann::json(*r.access_locality) : nlohmann::json(nullptr)},
+          {"access_source",
+           r.access_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.access_source)},
           {"pages_migrated", r.pages_migrated},
           {"bytes_migrated", r.bytes_migrated},
           {"migration_failures", r.migration_failures},
@@ -167,6 +169,9 @@ absl::StatusOr<VmReport> VmReportFromJson(const nlohmann::json& j) {
     r.placement_locality = j.value("placement_locality", 0.0);
     if (j.contains("access_locality") && j["access_locality"].is_number()) {
       r.access_locality = j["access_locality"].get<double>();
+    }
+    if (j.contains("access_source") && j["access_source"].is_string()) {
+      r.access_source = j["access_source"].get<std::string>();
     }
     for (auto [key, field] : {std::pair{"pages_migrated", &r.pages_migrated},
                               std::pair{"bytes_migrated", &r.bytes_migrated},
@@ -254,7 +259,9 @@ std::string ReportsToPrometheus(const std::vector<VmReport>& reports) {
   family("numavm_vm_placement_locality_ratio", "gauge",
          "Share of accesses local if every vCPU used all memory alike (0-1).",
          plain([](const VmReport& r) { return absl::StrFormat("%.6f", r.placement_locality); }));
-  family("numavm_vm_access_locality_ratio", "gauge", "Sampled share of local accesses (0-1).",
+  family("numavm_vm_access_locality_ratio", "gauge",
+         "Share of local accesses (0-1), sampled by numavm's VMM or from the host "
+         "kernel's NUMA fault counts of a domain's vCPU threads.",
          [&](const VmReport& r, const char* name) {
            if (r.access_locality) {
              absl::StrAppend(&out, name, "{", Labels(r), "} ",

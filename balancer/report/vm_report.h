@@ -28,7 +28,11 @@ struct VmReport {
   std::map<int, int> vcpus_per_node;        // host node id -> vCPUs last ran there
   std::vector<int> home_nodes;              // host node ids (attach/daemon)
   double placement_locality = 0;            // memory share on the vCPUs' nodes
-  std::optional<double> access_locality;    // sampled (bundled VMM only)
+  std::optional<double> access_locality;
+  // Who measured access_locality: "numavm" (its VMM's samples) or "kernel"
+  // (a libvirt domain's vCPU threads' NUMA fault counts, with the host
+  // kernel's balancing on); empty without one.
+  std::string access_source;
   uint64_t pages_migrated = 0;
   uint64_t bytes_migrated = 0;
   uint64_t migration_failures = 0;

@@ -23,6 +23,7 @@ VmReport Sample() {
   r.vcpus_per_node = {{0, 4}};
   r.pages_migrated = 7;
   r.access_locality = 0.5;
+  r.access_source = "kernel";
   return r;
 }
 
@@ -42,6 +43,11 @@ TEST(VmReport, JsonRoundTrips) {
   EXPECT_EQ(back->pages_migrated, 7u);
   ASSERT_TRUE(back->access_locality.has_value());
   EXPECT_DOUBLE_EQ(*back->access_locality, 0.5);
+  EXPECT_EQ(back->access_source, "kernel");
+  VmReport unmeasured = Sample();
+  unmeasured.access_locality.reset();
+  unmeasured.access_source.clear();
+  EXPECT_TRUE(ToJson(unmeasured)["access_source"].is_null());
   EXPECT_FALSE(VmReportFromJson(nlohmann::json::array()).ok());
   nlohmann::json bad = ToJson(Sample());
   bad["memory_per_node"] = {{"zero", 1}};
