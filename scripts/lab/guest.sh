@@ -99,11 +99,29 @@ dump_stacks() {
 }
 # Waits for numavm process $1; if it is still there $2 seconds on, dumps
 # its threads' stacks once.
+# The kernel's own access locality of process $1 while its balancing is
+# on: each thread's recent NUMA hinting faults by the memory's node (a count
+# that halves every scan period), those on the node the thread is on and
+# all, from /proc/PID/task/TID/sched - "LOCAL ALL", nothing if none.
+kernel_faults() {
+  [ "$(cat /proc/sys/kernel/numa_balancing 2>/dev/null)" = 1 ] || return 0
+  cat /proc/"$1"/task/*/sched 2>/dev/null | awk '
+    /^current_node=/ { split($1, c, "="); node = c[2] + 0 }
+    /^numa_faults / { gsub(",", ""); split($2, n, "="); split($3, p, "="); split($4, s, "=")
+                      f = p[2] + s[2]; all += f; if (n[2] + 0 == node) local += f }
+    END { if (all > 0) printf "%d %d\n", local, all }'
+}
+
+# Waits for process $1, dumping its stacks once after $2 seconds; keeps the
+# kernel's fault counts of its last look in /tmp/kfaults.
 wait_dumping() {
   n=0
+  rm -f /tmp/kfaults
   while kill -0 "$1" 2>/dev/null; do
     sleep 5; n=$((n + 5))
     [ $n -eq "$2" ] && dump_stacks "$1"
+    kernel_faults "$1" > /tmp/kfaults.new
+    [ -s /tmp/kfaults.new ] && mv /tmp/kfaults.new /tmp/kfaults
   done
   wait "$1"
 }
@@ -301,6 +319,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
   echo "LAB-JSON $w $mode $(tr -d '\n' < /tmp/report.json)"
   deltas=$(awk -F= 'NR == FNR {a[$1] = $2; next} {printf "%s=%d ", $1, $2 - a[$1]}' /tmp/vmstat0 /tmp/vmstat1)
   echo "LAB-VMSTAT $w $mode rc=$rc $deltas"
+  [ -s /tmp/kfaults ] && echo "LAB-KFAULTS $w $mode $(cat /tmp/kfaults)"
   [ $rc -ne 0 ] && sed 's/^/LAB-ERR /' /tmp/err.txt | tail -5
   echo "LAB-END $w $mode $run"
 done

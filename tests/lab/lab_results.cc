@@ -159,6 +159,22 @@ std::vector<LabRun> ParseLabLog(const std::string& text) {
           break;
         }
       }
+    } else if (absl::StartsWith(l, "LAB-KFAULTS ")) {
+      // "LAB-KFAULTS WORKLOAD MODE LOCAL ALL": the kernel's recent NUMA
+      // faults of the VM's threads, those on the thread's node and all.
+      std::vector<absl::string_view> f = absl::StrSplit(l, ' ', absl::SkipEmpty());
+      uint64_t local = 0, all = 0;
+      if (f.size() != 5 || !absl::SimpleAtoi(f[3], &local) || !absl::SimpleAtoi(f[4], &all) ||
+          all == 0 || local > all) {
+        continue;
+      }
+      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        if (it->workload == f[1] && it->mode == f[2]) {
+          it->kernel_faults = {local, all};
+          if (!it->access) it->access = static_cast<double>(local) / static_cast<double>(all);
+          break;
+        }
+      }
     } else if (absl::StartsWith(l, "LAB-FAIL ")) {
       std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
       if (f.size() < 3) continue;
@@ -323,6 +339,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
     if (absl::StartsWith(r.mode, "kernel") && r.counters.count("numa_pte_updates") &&
         r.counters.at("numa_pte_updates") == 0) {
       notes += "the kernel did not scan ";
+    }
+    if (r.kernel_faults && !absl::StartsWith(r.mode, "numavm")) {
+      notes += absl::StrFormat("access: the kernel's recent NUMA faults, %u of %u local ",
+                               r.kernel_faults->first, r.kernel_faults->second);
     }
     if (absl::StartsWith(r.mode, "numavm") && r.report.is_object()) {
       notes += absl::StrCat(

@@ -17,8 +17,11 @@ struct LabRun {
   std::string workload, mode;
   int vcpus = 0;
   int exit_code = -1;
-  nlohmann::json report;            // numavm run --report=json
-  std::optional<double> access;     // sampled, recent window at the end
+  nlohmann::json report;  // numavm run --report=json
+  // Sampled, recent window at the end: numavm's samples, or for the
+  // kernel's rows its own NUMA fault counts per thread (LAB-KFAULTS).
+  std::optional<double> access;
+  std::optional<std::pair<uint64_t, uint64_t>> kernel_faults;  // local, all
   std::optional<double> placement;  // declared memory on its vCPUs' nodes
   uint64_t pages_migrated = 0;      // the kernel's pgmigrate_success over the run
   uint64_t kernel_numa_migrated = 0;
@@ -39,7 +42,8 @@ struct LabRun {
   std::map<std::string, uint64_t> guest_counters;
 };
 
-// Parses console logs (LAB: up ... nodes: N, LAB-JSON, LAB-VMSTAT lines).
+// Parses console logs (LAB: up ... nodes: N, LAB-JSON, LAB-VMSTAT,
+// LAB-KFAULTS lines).
 // A case is (nodes, workload, mode, vCPUs); a re-run replaces the earlier.
 std::vector<LabRun> ParseLabLog(const std::string& text);
 

@@ -110,6 +110,7 @@ TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
       "\n"
       "LAB-VMSTAT numa02 kernel rc=0 numa_pte_updates=4011 numa_hint_faults=200 "
       "numa_hint_faults_local=150 numa_pages_migrated=512 pgmigrate_success=520\n"
+      "LAB-KFAULTS numa02 kernel 2940 3180\n"
       "LAB-FAIL numa02 numad Kernel panic - not syncing\n"
       "LAB-FAIL numa02 numad the lab stopped\n";
   std::vector<LabRun> runs = ParseLabLog(log);
@@ -117,6 +118,10 @@ TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
   const LabRun& kernel = runs[1];
   EXPECT_EQ(kernel.counters.at("numa_pte_updates"), 4011u);
   EXPECT_EQ(kernel.kernel_numa_migrated, 512u);
+  // The kernel's access locality: its own recent faults, by the thread's node.
+  ASSERT_TRUE(kernel.access.has_value());
+  EXPECT_DOUBLE_EQ(*kernel.access, 2940.0 / 3180);
+  EXPECT_FALSE(runs[0].access.has_value()) << "HARD: no sampler, no kernel faults";
   std::optional<Reached> at = PlacementReached(kernel, 0.9);
   ASSERT_TRUE(at.has_value());
   EXPECT_DOUBLE_EQ(at->seconds, 15);
@@ -126,6 +131,10 @@ TEST(LabResultsTest, PeersShowTheirCountersAndTheirConvergence) {
   const std::string table = LabTable(runs);
   EXPECT_NE(table.find("4011"), std::string::npos) << table;
   EXPECT_NE(table.find("200 (75%)"), std::string::npos) << table;
+  EXPECT_NE(table.find("92.5%"), std::string::npos) << table;
+  EXPECT_NE(table.find("access: the kernel's recent NUMA faults, 2940 of 3180 local"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("15.00"), std::string::npos) << table;  // GiB to 90% of HARD
   EXPECT_NE(table.find("no result: the lab failed every time"), std::string::npos) << table;
 }
