@@ -58,8 +58,8 @@ std::map<int, pid_t> QemuVcpuThreads(pid_t pid, const std::string& proc_root) {
   for (const auto& entry : std::filesystem::directory_iterator(task, ec)) {
     int tid = 0;
     if (!absl::SimpleAtoi(entry.path().filename().string(), &tid) || tid <= 0) continue;
-    absl::string_view comm =
-        absl::StripAsciiWhitespace(ReadProcFile(entry.path().string() + "/comm"));
+    const std::string name = ReadProcFile(entry.path().string() + "/comm");
+    absl::string_view comm = absl::StripAsciiWhitespace(name);
     // "CPU <index>/<accelerator>"
     if (!absl::ConsumePrefix(&comm, "CPU ")) continue;
     const size_t slash = comm.find('/');
