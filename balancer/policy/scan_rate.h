@@ -156,9 +156,6 @@ class ScanRate {
     if (debt_ > 0 && share > 0) regions_ *= std::max(0.0, 1 - debt_ / share);
   }
 
-  // Stall spent past the budget so far, seconds (negative: unspent).
-  double debt_seconds() const { return debt_; }
-
  private:
   // Regions per second that `busy` vCPU time over `length` affords.
   double Ceiling(absl::Duration busy, absl::Duration fault_cost, absl::Duration length) const {

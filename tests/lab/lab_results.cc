@@ -2,44 +2,17 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "balancer/report/svg_plot.h"
 #include "base/size.h"
+#include "tests/lab/report_json.h"
 
 namespace numavm::lab {
 namespace {
-
-// j[key] when j is an object that has it, else null: never an insertion,
-// never operator[] on a non-object (undefined behaviour in nlohmann::json).
-const nlohmann::json& Member(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-std::optional<double> Number(const nlohmann::json& j) {
-  if (j.is_number()) return j.get<double>();
-  return std::nullopt;
-}
-
-uint64_t Field(absl::string_view line, absl::string_view key) {
-  for (absl::string_view f : absl::StrSplit(line, ' ')) {
-    if (absl::ConsumePrefix(&f, key) && absl::ConsumePrefix(&f, "=")) {
-      uint64_t v = 0;
-      if (absl::SimpleAtoi(f, &v)) return v;
-    }
-  }
-  return 0;
-}
 
 bool SameCase(const LabRun& a, const LabRun& b) {
   return a.nodes == b.nodes && a.workload == b.workload && a.mode == b.mode && a.vcpus == b.vcpus;
@@ -51,161 +24,12 @@ std::string UpperMode(const std::string& m) {
   return out;
 }
 
-// A placement sample taken while every vCPU still ran: once one has ended
-// (node -1) the "declared memory on its vCPUs' nodes" of the rest is not
-// the VM's, and a vCPU left alone can look perfectly placed.
-bool AllVcpusRunning(const nlohmann::json& sample) {
-  if (!sample.is_object() || !sample.contains("vcpu_nodes")) return true;
-  const nlohmann::json& nodes = sample.at("vcpu_nodes");
-  if (!nodes.is_array()) return true;
-  for (const auto& n : nodes) {
-    if (!n.is_number_integer() || n.get<int>() < 0) return false;
-  }
-  return true;
-}
-
 }  // namespace
-
-std::vector<LabRun> ParseLabLog(const std::string& text) {
-  std::vector<LabRun> runs;
-  std::map<std::tuple<int, std::string, std::string>, int> failures;
-  std::map<std::pair<std::string, std::string>, double> widened;  // until its LAB-JSON
-  LabRun guest;  // what a Linux guest printed, until its LAB-JSON
-  int nodes = 0;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    absl::string_view l = absl::StripTrailingAsciiWhitespace(line);
-    if (absl::StartsWith(l, "LAB: up,")) {
-      const size_t at = l.find("nodes: ");
-      if (at != absl::string_view::npos) (void)absl::SimpleAtoi(l.substr(at + 7), &nodes);
-    } else if (absl::StartsWith(l, "LAB-BEGIN ")) {
-      guest = LabRun();
-    } else if (absl::StartsWith(l, "LINUX: NUMABENCH ") && l.find(" MiB/s ") != l.npos) {
-      double mib = 0;
-      if (absl::SimpleAtod(l.substr(l.rfind(' ') + 1), &mib)) {
-        guest.guest_mib_per_second = guest.guest_mib_per_second.value_or(0) + mib;
-      }
-    } else if (absl::StartsWith(l, "LINUX: GUEST-VMSTAT ")) {
-      std::vector<absl::string_view> f = absl::StrSplit(l, ' ', absl::SkipEmpty());
-      uint64_t v = 0;
-      if (f.size() == 4 && absl::SimpleAtoi(f[3], &v)) guest.guest_counters[std::string(f[2])] = v;
-    } else if (absl::StartsWith(l, "LAB-JSON ")) {
-      std::vector<absl::string_view> f = absl::StrSplit(l, absl::MaxSplits(' ', 3));
-      if (f.size() < 4) continue;
-      LabRun r;
-      r.nodes = nodes;
-      r.workload = std::string(f[1]);
-      r.mode = std::string(f[2]);
-      r.report = nlohmann::json::parse(f[3], nullptr, false);
-      if (r.report.is_discarded() || !r.report.is_object()) continue;
-      const nlohmann::json& report = r.report;
-      r.access = Number(Member(Member(report, "balance"), "window_access_locality"));
-      r.placement = Number(Member(report, "placement_locality"));
-      // With a series, the last sample while every vCPU ran is the end.
-      const nlohmann::json& series = Member(report, "placement_series");
-      if (series.is_array()) {
-        for (const auto& p : series) {
-          if (!AllVcpusRunning(p)) break;
-          if (std::optional<double> v = Number(Member(p, "placement_locality"))) r.placement = v;
-        }
-      }
-      if (const nlohmann::json& e = Member(report, "exit_code"); e.is_number_integer()) {
-        r.exit_code = e.get<int>();
-      }
-      if (absl::StartsWith(r.mode, "numavm")) {
-        if (std::optional<double> c = Number(Member(Member(report, "sampling"), "cpu_seconds"))) {
-          r.balancer_cpu_seconds = *c;
-        }
-      }
-      const nlohmann::json& vcpu = Member(report, "vcpu");
-      if (vcpu.is_array()) {
-        for (const auto& v : vcpu) {
-          const nlohmann::json& bytes = Member(v, "bytes");
-          if (bytes.is_number_unsigned()) r.guest_bytes += bytes.get<uint64_t>();
-        }
-        r.vcpus = static_cast<int>(vcpu.size());
-      }
-      const nlohmann::json& sum = Member(Member(Member(report, "results"), "mismatches"), "sum");
-      if (sum.is_number_unsigned()) r.mismatches = sum.get<uint64_t>();
-      r.guest_mib_per_second = guest.guest_mib_per_second;
-      r.guest_counters = std::move(guest.guest_counters);
-      guest = LabRun();
-      if (auto w = widened.find({r.workload, r.mode}); w != widened.end()) {
-        r.widened = w->second;
-        widened.erase(w);
-      }
-      std::erase_if(runs, [&](const LabRun& o) { return SameCase(o, r); });
-      runs.push_back(std::move(r));
-    } else if (absl::StartsWith(l, "LAB-WIDEN ")) {
-      std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
-      double seconds = 0;
-      if (f.size() >= 4 && absl::SimpleAtod(f[3], &seconds)) {
-        widened[{std::string(f[1]), std::string(f[2])}] = seconds;
-      }
-    } else if (absl::StartsWith(l, "LAB-VMSTAT ")) {
-      std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
-      if (f.size() < 3) continue;
-      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-        if (it->workload == f[1] && it->mode == f[2]) {
-          it->pages_migrated = Field(l, "pgmigrate_success");
-          it->kernel_numa_migrated = Field(l, "numa_pages_migrated");
-          for (size_t i = 3; i < f.size(); ++i) {
-            std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(f[i], '=');
-            uint64_t v = 0;
-            if (!kv.second.empty() && absl::SimpleAtoi(kv.second, &v)) {
-              it->counters[std::string(kv.first)] = v;
-            }
-          }
-          break;
-        }
-      }
-    } else if (absl::StartsWith(l, "LAB-KFAULTS ")) {
-      // "LAB-KFAULTS WORKLOAD MODE LOCAL ALL": the kernel's recent NUMA
-      // faults of the VM's threads, those on the thread's node and all.
-      std::vector<absl::string_view> f = absl::StrSplit(l, ' ', absl::SkipEmpty());
-      uint64_t local = 0, all = 0;
-      if (f.size() != 5 || !absl::SimpleAtoi(f[3], &local) || !absl::SimpleAtoi(f[4], &all) ||
-          all == 0 || local > all) {
-        continue;
-      }
-      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-        if (it->workload == f[1] && it->mode == f[2]) {
-          it->kernel_faults = {local, all};
-          if (!it->access) it->access = static_cast<double>(local) / static_cast<double>(all);
-          break;
-        }
-      }
-    } else if (absl::StartsWith(l, "LAB-FAIL ")) {
-      std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
-      if (f.size() < 3) continue;
-      failures[{nodes, std::string(f[1]), std::string(f[2])}] += 1;
-    }
-  }
-  for (auto& [key, n] : failures) {
-    const auto& [fn, w, m] = key;
-    bool found = false;
-    for (LabRun& r : runs) {
-      if (r.nodes == fn && r.workload == w && r.mode == m) {
-        r.lab_failures = n;
-        found = true;
-      }
-    }
-    if (!found) {  // failed every time: a row that says so
-      LabRun r;
-      r.nodes = fn;
-      r.workload = w;
-      r.mode = m;
-      r.lab_failures = n;
-      runs.push_back(std::move(r));
-    }
-  }
-  return runs;
-}
 
 double ConvergenceStart(const LabRun& run) {
   double start = run.widened.value_or(0);
-  if (!run.report.is_object() || !run.report["phases"].is_array()) return start;
-  for (const auto& p : run.report["phases"]) {
+  if (!run.report.is_object() || !Member(run.report, "phases").is_array()) return start;
+  for (const auto& p : Member(run.report, "phases")) {
     if (p.value("name", std::string()) == "run") {
       start = std::max(start, p.value("seconds", 0.0));
       break;
@@ -216,7 +40,7 @@ double ConvergenceStart(const LabRun& run) {
 
 std::optional<Reached> PlacementReached(const LabRun& run, double target) {
   if (!run.report.is_object()) return std::nullopt;
-  const nlohmann::json& series = run.report["placement_series"];
+  const nlohmann::json& series = Member(run.report, "placement_series");
   if (!series.is_array()) return std::nullopt;
   const double start = ConvergenceStart(run);
   uint64_t bytes_at_start = 0;
@@ -229,7 +53,7 @@ std::optional<Reached> PlacementReached(const LabRun& run, double target) {
       bytes_at_start = bytes;
       continue;
     }
-    std::optional<double> v = Number(p["placement_locality"]);
+    std::optional<double> v = Number(Member(p, "placement_locality"));
     if (!v || *v < target) {
       held.reset();
     } else if (!held) {
@@ -240,7 +64,7 @@ std::optional<Reached> PlacementReached(const LabRun& run, double target) {
 }
 
 std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
-  const nlohmann::json& series = run.report["balance"]["locality_series"];
+  const nlohmann::json& series = Member(Member(run.report, "balance"), "locality_series");
   std::optional<double> when;
   for (const auto& p : series) {
     if (p.value("locality", 0.0) >= target) {
@@ -250,9 +74,9 @@ std::optional<uint64_t> BytesBeforeLocality(const LabRun& run, double target) {
   }
   if (!when) return std::nullopt;
   uint64_t bytes = 0;
-  for (const auto& v : run.report["vcpu"]) {
+  for (const auto& v : Member(run.report, "vcpu")) {
     uint64_t last = 0;
-    for (const auto& p : v["progress"]) {
+    for (const auto& p : Member(v, "progress")) {
       if (p.value("seconds", 0.0) > *when) break;
       last = p.value("bytes", uint64_t{0});
     }
@@ -294,8 +118,9 @@ std::string LabTable(const std::vector<LabRun>& all) {
   std::map<std::pair<int, std::string>, double> hard, hard_speed;
   auto speed = [](const LabRun& r) {
     double s = 0;
-    if (r.report.is_object() && r.report["vcpu"].is_array()) {
-      for (const auto& v : r.report["vcpu"]) s += v.value("throughput_bytes_per_second", 0.0);
+    if (r.report.is_object() && Member(r.report, "vcpu").is_array()) {
+      for (const auto& v : Member(r.report, "vcpu"))
+        s += v.value("throughput_bytes_per_second", 0.0);
     }
     return s;
   };
@@ -345,10 +170,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
                                r.kernel_faults->first, r.kernel_faults->second);
     }
     if (absl::StartsWith(r.mode, "numavm") && r.report.is_object()) {
-      notes += absl::StrCat(
-          "numavm moved ", r.report["balance"].value("pages_migrated", uint64_t{0}),
-          ", re-migrated ", r.report["balance"].value("remigrations", uint64_t{0}), " ");
-      const nlohmann::json& sm = r.report["sampling"];
+      notes +=
+          absl::StrCat("numavm moved ", Count(Member(r.report, "balance"), "pages_migrated"),
+                       ", re-migrated ", Count(Member(r.report, "balance"), "remigrations"), " ");
+      const nlohmann::json& sm = Member(r.report, "sampling");
       if (sm.is_object() && sm.value("scan", std::string()) == "regions" &&
           sm.value("sampler", std::string("off")) != "off") {
         // What the scan could afford here: its budget and what a probe cost.
@@ -369,7 +194,7 @@ std::string LabTable(const std::vector<LabRun>& all) {
       }
       // What a page move cost in wall time, and where (reports since
       // 2026-12-02, evening).
-      const nlohmann::json& mt = Member(r.report["balance"], "move_seconds");
+      const nlohmann::json& mt = Member(Member(r.report, "balance"), "move_seconds");
       if (mt.is_object() && mt.value("pages", uint64_t{0}) > 0) {
         const double pages = static_cast<double>(mt.value("pages", uint64_t{0}));
         const double stage = mt.value("stage", 0.0), move = mt.value("move", 0.0),
@@ -388,17 +213,13 @@ std::string LabTable(const std::vector<LabRun>& all) {
       const nlohmann::json& b = Member(r.report, "balance");
       const nlohmann::json& sm = Member(r.report, "sampling");
       std::optional<double> access = Number(Member(b, "access_locality"));
-      auto count = [](const nlohmann::json& j, const char* k) {
-        const nlohmann::json& v = Member(j, k);
-        return v.is_number_unsigned() ? v.get<uint64_t>() : uint64_t{0};
-      };
       notes += absl::StrFormat(
           "numavm moved %u, access %s (%u samples, %u unattributed, %u to a blocked vCPU, %u "
           "by cell); ",
-          count(b, "pages_migrated"),
+          Count(b, "pages_migrated"),
           access ? absl::StrFormat("%.1f%%", 100 * *access) : std::string("-"),
-          count(sm, "samples"), count(sm, "unattributed"), count(sm, "inferred_vcpu"),
-          count(sm, "cell_vcpu"));
+          Count(sm, "samples"), Count(sm, "unattributed"), Count(sm, "inferred_vcpu"),
+          Count(sm, "cell_vcpu"));
       auto g = [&](const char* k) {
         auto it = r.guest_counters.find(k);
         return it == r.guest_counters.end() ? uint64_t{0} : it->second;
@@ -431,7 +252,7 @@ std::string LabTable(const std::vector<LabRun>& all) {
 std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabRun>& all) {
   std::map<std::pair<int, std::string>, PlotSpec> plots;
   for (const LabRun& r : all) {
-    if (!r.report.is_object() || !r.report["placement_series"].is_array()) continue;
+    if (!r.report.is_object() || !Member(r.report, "placement_series").is_array()) continue;
     PlotSpec& spec = plots[{r.nodes, r.workload}];
     spec.title =
         absl::StrFormat("%s on %d nodes: declared memory on its vCPUs' nodes", r.workload, r.nodes);
@@ -439,9 +260,9 @@ std::vector<std::pair<std::string, std::string>> LabPlots(const std::vector<LabR
     spec.x_label = "seconds since the first touch ended";
     PlotSeries s{UpperMode(r.mode), {}, r.mode == "hard"};
     const double start = ConvergenceStart(r);
-    for (const auto& p : r.report["placement_series"]) {
+    for (const auto& p : Member(r.report, "placement_series")) {
       if (!AllVcpusRunning(p)) break;
-      std::optional<double> v = Number(p["placement_locality"]);
+      std::optional<double> v = Number(Member(p, "placement_locality"));
       const double t = p.value("seconds", 0.0) - start;
       if (v && t > 0) s.points.emplace_back(t, *v);
     }
