@@ -68,6 +68,11 @@ void MoveFence::Lower() {
   changed_.notify_all();
 }
 
+void MoveFence::GivenBack() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sequence_.fetch_add(2, std::memory_order_acq_rel);
+}
+
 bool MoveFence::RetryAfterFault(uint64_t before) {
   std::unique_lock<std::mutex> lock(mu_);
   WaitLocked(lock, "a vCPU", [this] { return !raised_; });

@@ -61,6 +61,10 @@ class MoveFence final {
   // for each window since the last repair (a run a failed mover left
   // inaccessible must not stop the VM). False: no move explains it.
   bool RetryAfterFault(uint64_t before);
+  // Guest memory given its protection back outside any window (a probe of
+  // the PROT_NONE sampler, balancer/sampling/prot_none_sampler.h): a vCPU
+  // that faulted on it before enters again, as after a window.
+  void GivenBack();
   // Gives every byte of guest memory its usual protection; runs with no
   // window open.
   void set_repair(std::function<void()> repair) { repair_ = std::move(repair); }
@@ -99,7 +103,8 @@ class MoveFence final {
   std::chrono::steady_clock::time_point raised_at_{}, quiet_until_{};
   std::chrono::steady_clock::duration gap_waited_{};  // guarded by mu_
   std::function<void()> repair_;
-  // Odd while a window is open; every Raise and Lower adds one.
+  // Odd while a window is open; every Raise and Lower adds one, every
+  // GivenBack two.
   std::atomic<uint64_t> sequence_{0};
   std::atomic<uint64_t> retries_{0}, repairs_{0};
 };

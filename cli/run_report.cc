@@ -223,12 +223,15 @@ std::string SummaryToTable(const RunSummary& s) {
                                          : std::string(),
                   FormatSize(static_cast<uint64_t>(sm.rate_bytes_per_second)),
                   FormatSize(static_cast<uint64_t>(sm.ceiling_bytes_per_second)));
-    absl::StrAppend(
-        &out,
-        absl::StrFormat(
-            " (%s): %u pages armed, %u samples (%u reads, %u writes, %u unattributed), %.3f s CPU",
-            scan, sm.stats.pages_armed, sm.stats.samples, sm.stats.reads, sm.stats.writes,
-            sm.stats.unattributed, Seconds(sm.cpu_time)));
+    // PROT_NONE faults do not say whether the access was a read or a write.
+    const std::string kinds =
+        sm.stats.reads + sm.stats.writes == 0 && sm.stats.samples > 0
+            ? std::string("reads and writes not told apart")
+            : absl::StrFormat("%u reads, %u writes", sm.stats.reads, sm.stats.writes);
+    absl::StrAppend(&out, absl::StrFormat(" (%s): %u pages armed, %u samples (%s, %u "
+                                          "unattributed), %.3f s CPU",
+                                          scan, sm.stats.pages_armed, sm.stats.samples, kinds,
+                                          sm.stats.unattributed, Seconds(sm.cpu_time)));
     absl::StrAppend(
         &out, absl::StrFormat(
                   "\n           fault round trip %.1f us, host time %.1f us per probe; sampling "

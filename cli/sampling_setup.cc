@@ -6,13 +6,37 @@
 #include "balancer/sampling/dirty_log_sampler.h"
 #include "balancer/sampling/dirty_ring_sampler.h"
 #include "balancer/sampling/hint_fault_sampler.h"
+#include "balancer/sampling/prot_none_sampler.h"
 #include "base/size.h"
 #include "vmm/guest_abi.h"
+#include "vmm/kvm.h"
 
 namespace numavm {
 namespace {
 
 bool SharedFile(Backing b) { return b == Backing::kMemfd || b == Backing::kHugetlb; }
+
+// The guest's heap: what the hinting-fault samplers cover. Below it are
+// the VMM's page tables, boot info and mailboxes and the payload image,
+// which every vCPU touches all the time (and KVM's instruction emulator
+// and the VMM's own code read). Probing those would stall every vCPU on
+// its own page tables, and their samples say nothing about where the
+// workload's memory belongs (they would link every vCPU into one group).
+std::vector<GuestRamRegion> HeapOf(const std::vector<GuestRamRegion>& ram) {
+  std::vector<GuestRamRegion> heap;
+  for (GuestRamRegion r : ram) {
+    if (r.gpa + r.bytes <= abi::kHeapStart) continue;
+    if (r.gpa < abi::kHeapStart) {
+      const uint64_t skip = abi::kHeapStart - r.gpa;
+      r.gpa += skip;
+      r.host += skip;
+      r.file_offset += skip;
+      r.bytes -= skip;
+    }
+    heap.push_back(r);
+  }
+  return heap.empty() ? ram : heap;
+}
 
 }  // namespace
 
@@ -26,14 +50,32 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
           " memory has no page cache for userfaultfd minor faults); use --sampler=wp, "
           "ring, dirtylog or off"));
     }
-    // Write-protect hinting faults on the same probes: writes, with the
-    // vCPU that made them, at a cost the stall budget bounds (the dirty ring
-    // would make every first write to any page a fault).
-    s.sampler = SamplerKind::kWriteProtect;
-    note = absl::StrCat("sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
-                        BackingName(options.vm.backing),
-                        " uses write-protect hinting faults (wp), which see writes only (reads "
-                        "are not seen: a region only read is not balanced)");
+    // PROT_NONE hinting faults on the same probes where KVM names the
+    // faulting page (Linux 6.8): reads and writes, with the vCPU that made
+    // them, as the kernel's balancing sees them. Else write-protect
+    // hinting faults: writes only. Either at a cost the stall budget
+    // bounds (the dirty ring would make every first write to any page a
+    // fault).
+    if (options.kernel.empty() && KvmNamesFaultingPages()) {
+      s.sampler = SamplerKind::kProtNone;
+      note = absl::StrCat(
+          "sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
+          BackingName(options.vm.backing),
+          " uses PROT_NONE hinting faults (prot), which see reads and writes (not told apart)");
+    } else {
+      s.sampler = SamplerKind::kWriteProtect;
+      note = absl::StrCat("sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
+                          BackingName(options.vm.backing),
+                          " uses write-protect hinting faults (wp), which see writes only (reads "
+                          "are not seen: a region only read is not balanced",
+                          options.kernel.empty() ? "; PROT_NONE faults need Linux 6.8 or later)"
+                                                 : "; PROT_NONE faults are not for Linux guests)");
+    }
+  }
+  if (s.sampler == SamplerKind::kProtNone && !options.kernel.empty()) {
+    return absl::InvalidArgumentError(
+        "--sampler=prot is not for Linux guests (--kernel): any of their pages may be one KVM's "
+        "instruction emulator reads; use --sampler=hint, wp or ring");
   }
   if (s.sampler == SamplerKind::kWriteProtect && SharedFile(options.vm.backing)) {
     return absl::InvalidArgumentError(
@@ -102,27 +144,8 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
         }
         return -1;
       };
-      // Hinting faults cover the guest's heap only: below it are the VMM's
-      // page tables, boot info and mailboxes and the payload image, which
-      // every vCPU touches all the time. Zapping those would stall every
-      // vCPU on its own page tables, and their samples say nothing about
-      // where the workload's memory belongs (they would link every vCPU
-      // into one group).
-      std::vector<GuestRamRegion> ram = GuestRamOf(vm);
-      std::vector<GuestRamRegion> heap;
-      for (GuestRamRegion r : ram) {
-        if (r.gpa + r.bytes <= abi::kHeapStart) continue;
-        if (r.gpa < abi::kHeapStart) {
-          const uint64_t skip = abi::kHeapStart - r.gpa;
-          r.gpa += skip;
-          r.host += skip;
-          r.file_offset += skip;
-          r.bytes -= skip;
-        }
-        heap.push_back(r);
-      }
       auto s = HintFaultSampler::Create(
-          heap.empty() ? ram : heap, vcpus, vcpu_of, clock,
+          HeapOf(GuestRamOf(vm)), vcpus, vcpu_of, clock,
           options.sampler == SamplerKind::kHint ? HintFaults::kMinor : HintFaults::kWriteProtect);
       if (!s.ok()) return s.status();
       // With KVM's in-kernel local APIC (Linux guests) vCPU faults can come
@@ -140,6 +163,26 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
         (*s)->set_blocked_vcpu(
             [&vm, owner](uint64_t gfn) { return owner->Of(gfn, vm.VcpuThreadIds()); });
       }
+      return std::unique_ptr<AccessSampler>(*std::move(s));
+    }
+    case SamplerKind::kProtNone: {
+      if (vm.has_irqchip()) {
+        return absl::FailedPreconditionError(
+            "--sampler=prot is not for Linux guests: any of their pages may be one KVM's "
+            "instruction emulator reads (use --sampler=hint, wp or ring)");
+      }
+      if (!vm.NamesFaultingPages()) {
+        return absl::FailedPreconditionError(
+            "--sampler=prot needs a kernel whose KVM names the page of a failed access "
+            "(KVM_CAP_MEMORY_FAULT_INFO, Linux 6.8 or later; use --sampler=hint or wp)");
+      }
+      auto s = ProtNoneSampler::Create(HeapOf(GuestRamOf(vm)), vcpus, clock, &vm.move_fence());
+      if (!s.ok()) return s.status();
+      ProtNoneSampler* prot = s->get();
+      vm.SetMemoryFaultHandler(
+          [prot](int vcpu, std::optional<uint64_t> gpa) { return prot->OnFault(vcpu, gpa); });
+      // Destroyed: the vCPUs no longer ask it (the VM waits for any asking).
+      prot->set_detach([&vm] { vm.SetMemoryFaultHandler(nullptr); });
       return std::unique_ptr<AccessSampler>(*std::move(s));
     }
     case SamplerKind::kDirtyLog: {

@@ -69,9 +69,11 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                         "access tracking: hint (default; userfaultfd minor hinting faults, sees "
                         "reads and writes, needs memfd or hugetlb backing; anon and thp backing "
                         "fall back to wp), wp (userfaultfd write-protect hinting faults, writes, "
-                        "anon and thp), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
+                        "anon and thp), prot (PROT_NONE hinting faults as the kernel's balancing "
+                        "takes them: reads and writes on any backing, Linux 6.8+, not for Linux "
+                        "guests), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                         "windows, writes, VM-wide) or off"),
-        {"hint", "wp", "ring", "dirtylog", "off"});
+        {"hint", "wp", "prot", "ring", "dirtylog", "off"});
   run->add_option("--scan-stall-budget", flags.scan_stall_budget,
                   "share of the vCPUs' busy time the sampling faults may cost (default 1%); the "
                   "scan rate's ceiling")
@@ -248,8 +250,8 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "the alias process, ~8ms mapped)");
   AddReportFlags(sim, &flags.report, "report format");
   OneOf(sim->add_option("--sampler", flags.sampler,
-                        "hint (default), wp, ring, dirtylog or off, as in 'numavm run'"),
-        {"hint", "wp", "ring", "dirtylog", "off"});
+                        "hint (default), wp, prot, ring, dirtylog or off, as in 'numavm run'"),
+        {"hint", "wp", "prot", "ring", "dirtylog", "off"});
   AddBalanceFlag(sim, &flags.balance, "on (default), advise or off, as in 'numavm run'");
   AddSizeOption(sim, "--migrate-rate", &flags.migrate_rate,
                 "page migration limit per second (default 256M)");

@@ -13,6 +13,11 @@
 
 namespace numavm {
 
+bool KvmNamesFaultingPages() {
+  absl::StatusOr<Kvm> kvm = Kvm::Open();
+  return kvm.ok() && kvm->CheckExtension(kKvmCapMemoryFaultInfo) > 0;
+}
+
 absl::StatusOr<Kvm> Kvm::Open(const char* path) {
   UniqueFd fd(::open(path, O_RDWR | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
@@ -97,6 +102,7 @@ VcpuExit VcpuFd::Run() {
       failed.kind = VcpuExit::kMemoryFault;
       const kvm_run* run = run_state();
       if (run->exit_reason == kKvmExitMemoryFault) {
+        failed.reason = kKvmExitMemoryFault;
         // {flags, gpa, size} at the start of the exit union.
         uint64_t fault[3];
         std::memcpy(fault, &run->hw, sizeof(fault));

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "vmm/kvm_compat.h"
 
 namespace numavm {
 namespace {
@@ -35,7 +36,8 @@ void VcpuRunner::Fault(RunEnd end, const std::string& what, bool has_rip) {
 
 std::string VcpuRunner::Describe() const {
   return absl::StrCat("vCPU ", vcpu_.index(), ": ", exits_.load(), " exits, ",
-                      fault_retries_.load(), " EFAULTs retried after page moves",
+                      fault_retries_.load(), " EFAULTs retried after page moves, ",
+                      probe_faults_.load(), " on sampler probes",
                       exited_.load() ? ", exited" : ", not exited");
 }
 
@@ -81,8 +83,13 @@ void VcpuRunner::RunLoop() {
         if (on_ring_full_) on_ring_full_(vcpu_.index());
         break;
       case VcpuExit::kInternalError:  // e.g. an access KVM cannot emulate
-        // ... such as one whose memory a page move had taken away for a
-        // moment: the instruction was not executed; enter again.
+        // ... such as one whose memory a page move or a sampler's probe
+        // had taken away for a moment: the instruction was not executed;
+        // enter again.
+        if (exit.value == KVM_INTERNAL_ERROR_EMULATION && on_memory_fault_ &&
+            on_memory_fault_(vcpu_.index(), std::nullopt)) {
+          break;
+        }
         if (exit.value == KVM_INTERNAL_ERROR_EMULATION && fence_ != nullptr &&
             fence_->RetryAfterFault(fence_before)) {
           break;
@@ -96,7 +103,15 @@ void VcpuRunner::RunLoop() {
         Fault(RunEnd::kGuestFault, "halted with interrupts disabled (it can never wake)");
         return;
       case VcpuExit::kMemoryFault:
-        // Guest memory a page move had taken away for a moment: enter again.
+        // A sampler's probe (its sample taken, the page given back), or
+        // guest memory a page move had taken away for a moment: enter again.
+        if (on_memory_fault_ &&
+            on_memory_fault_(vcpu_.index(), exit.reason == kKvmExitMemoryFault
+                                                ? std::optional<uint64_t>(exit.address)
+                                                : std::nullopt)) {
+          probe_faults_.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
         if (fence_ != nullptr && fence_->RetryAfterFault(fence_before)) {
           fault_retries_.fetch_add(1, std::memory_order_relaxed);
           if (++faults_in_a_row_ == kFaultsToReport) {
@@ -166,6 +181,15 @@ bool VcpuRunner::Mmio(const VcpuExit& exit) {
   const uint8_t size = std::min<uint8_t>(exit.size, 8);
   uint64_t value = 0;
   if (exit.is_write) std::memcpy(&value, run->mmio.data, size);
+  // Guest RAM that KVM's instruction emulator could not reach may be a
+  // sampler's probe: its sample is taken and the page given back, and the
+  // access is done on it (devices_) before a sampler can arm it again -
+  // arming raises the move fence, which waits for this access to end.
+  std::optional<MoveFence::Access> access;
+  if (on_memory_fault_ && fence_ != nullptr) {
+    access.emplace(fence_);
+    on_memory_fault_(vcpu_.index(), exit.address);
+  }
   const PortReply reply = devices_.Mmio(vcpu_.index(), exit.address, size, exit.is_write, value);
   if (!exit.is_write) std::memcpy(run->mmio.data, &reply.value, size);
   return Act(reply);

@@ -24,14 +24,18 @@ class VcpuRunner final {
  public:
   // `on_ring_full` runs on this thread after KVM_EXIT_DIRTY_RING_FULL. A
   // guest access that fails (EFAULT) while `fence` had a move window open
-  // is retried once the window closes (base/move_fence.h).
+  // is retried once the window closes (base/move_fence.h); before that,
+  // `on_memory_fault` (with the guest-physical address KVM named, if any)
+  // may claim it: true, enter again.
   VcpuRunner(VcpuFd& vcpu, PortDevices& devices, RunControl& control, GuestObserver* observer,
-             std::function<void(int)> on_ring_full, MoveFence* fence)
+             std::function<void(int)> on_ring_full,
+             std::function<bool(int, std::optional<uint64_t>)> on_memory_fault, MoveFence* fence)
       : vcpu_(vcpu),
         devices_(devices),
         control_(control),
         observer_(observer),
         on_ring_full_(std::move(on_ring_full)),
+        on_memory_fault_(std::move(on_memory_fault)),
         fence_(fence) {}
 
   // Body of the vCPU thread; returns when the vCPU exits or the run ends.
@@ -65,12 +69,13 @@ class VcpuRunner final {
   RunControl& control_;
   GuestObserver* observer_;
   std::function<void(int)> on_ring_full_;
+  std::function<bool(int, std::optional<uint64_t>)> on_memory_fault_;
   MoveFence* const fence_;
   // EFAULTs retried without another exit between them: a page move's
   // windows explain a few; this many are said on stderr.
   static constexpr uint64_t kFaultsToReport = 100000;
   uint64_t faults_in_a_row_ = 0;
-  std::atomic<uint64_t> exits_{0}, fault_retries_{0};
+  std::atomic<uint64_t> exits_{0}, fault_retries_{0}, probe_faults_{0};
   std::atomic<bool> exited_{false};  // the guest said this vCPU is done (its exit port)
   std::atomic<pid_t> tid_{0};
   absl::Mutex thread_mu_;

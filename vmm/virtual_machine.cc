@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "vmm/boot_info.h"
 #include "vmm/console_input.h"
+#include "vmm/kvm_compat.h"
 #include "vmm/linux_boot.h"
 #include "vmm/status.h"
 #include "vmm/x86_boot.h"
@@ -168,6 +169,7 @@ absl::Status VirtualMachine::Setup(const ElfPayload* payload, const LinuxGuest* 
   for (VcpuFd& vcpu : vcpus_) {
     runners_.push_back(std::make_unique<VcpuRunner>(
         vcpu, *devices, control_, observer_, [this](int index) { OnDirtyRingFull(index); },
+        [this](int index, std::optional<uint64_t> gpa) { return OnMemoryFault(index, gpa); },
         &move_fence_));
   }
   control_.SetKick([this] { KickAll(); });
@@ -214,6 +216,21 @@ std::vector<VirtualMachine::DirtyRingMemory> VirtualMachine::DirtyRings() const 
 void VirtualMachine::SetDirtyRingFullHandler(std::function<void(int)> handler) {
   absl::MutexLock lock(&ring_mu_);
   ring_full_handler_ = std::move(handler);
+}
+
+void VirtualMachine::SetMemoryFaultHandler(
+    std::function<bool(int, std::optional<uint64_t>)> handler) {
+  absl::MutexLock lock(&fault_mu_);
+  memory_fault_handler_ = std::move(handler);
+}
+
+bool VirtualMachine::OnMemoryFault(int vcpu, std::optional<uint64_t> gpa) {
+  absl::ReaderMutexLock lock(&fault_mu_);
+  return memory_fault_handler_ && memory_fault_handler_(vcpu, gpa);
+}
+
+bool VirtualMachine::NamesFaultingPages() const {
+  return vm_.CheckExtension(kKvmCapMemoryFaultInfo) > 0;
 }
 
 void VirtualMachine::OnDirtyRingFull(int vcpu) {

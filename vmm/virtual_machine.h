@@ -76,6 +76,14 @@ class VirtualMachine final {
   // Called on a vCPU's thread when its dirty ring is full; it must harvest
   // and reset the ring. Set before Run().
   void SetDirtyRingFullHandler(std::function<void(int vcpu)> handler);
+  // Called on a vCPU's thread when KVM_RUN failed with EFAULT (at the
+  // guest-physical `gpa` KVM named, or none: an access its instruction
+  // emulator could not make); true: enter again. Asked before the move
+  // fence. Set while vCPUs run or before; an empty handler removes it.
+  void SetMemoryFaultHandler(std::function<bool(int vcpu, std::optional<uint64_t> gpa)> handler);
+  // Whether KVM names the page of a failed access (KVM_CAP_MEMORY_FAULT_INFO,
+  // Linux 6.8): what a PROT_NONE sampler needs.
+  bool NamesFaultingPages() const;
 
   const VmConfig& config() const { return config_; }
   int vm_fd() const { return vm_.fd(); }
@@ -112,6 +120,7 @@ class VirtualMachine final {
   // A vCPU's ring is full: the handler harvests it; without one, the VMM
   // discards the entries so the vCPU can run on.
   void OnDirtyRingFull(int vcpu);
+  bool OnMemoryFault(int vcpu, std::optional<uint64_t> gpa);
 
   const VmConfig config_;
   const std::chrono::steady_clock::time_point created_;
@@ -124,6 +133,9 @@ class VirtualMachine final {
   std::vector<Mapping> dirty_rings_;
   absl::Mutex ring_mu_;
   std::function<void(int)> ring_full_handler_ ABSL_GUARDED_BY(ring_mu_);
+  absl::Mutex fault_mu_;
+  std::function<bool(int, std::optional<uint64_t>)> memory_fault_handler_
+      ABSL_GUARDED_BY(fault_mu_);
   std::unique_ptr<GuestChannel> channel_;
   std::unique_ptr<LinuxDevices> linux_devices_;  // a Linux guest's ports
   RunControl control_;

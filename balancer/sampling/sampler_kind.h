@@ -9,18 +9,20 @@
 namespace numavm {
 
 // hint: userfaultfd minor faults (memfd, hugetlbfs); wp: userfaultfd
-// write-protect faults (anonymous memory); ring: KVM's per-vCPU dirty ring;
+// write-protect faults (anonymous memory); prot: PROT_NONE hinting faults
+// (any backing, reads too; Linux 6.8+); ring: KVM's per-vCPU dirty ring;
 // dirtylog: KVM's VM-wide dirty log.
-enum class SamplerKind { kOff, kHint, kWriteProtect, kRing, kDirtyLog };
+enum class SamplerKind { kOff, kHint, kWriteProtect, kProtNone, kRing, kDirtyLog };
 
 inline absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
   if (name == "off") return SamplerKind::kOff;
   if (name == "hint") return SamplerKind::kHint;
   if (name == "wp") return SamplerKind::kWriteProtect;
+  if (name == "prot") return SamplerKind::kProtNone;
   if (name == "ring") return SamplerKind::kRing;
   if (name == "dirtylog") return SamplerKind::kDirtyLog;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown sampler '", name, "' (expected hint, wp, ring, dirtylog or off)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown sampler '", name, "' (expected hint, wp, prot, ring, dirtylog or off)"));
 }
 
 inline absl::string_view SamplerKindName(SamplerKind kind) {
@@ -31,6 +33,8 @@ inline absl::string_view SamplerKindName(SamplerKind kind) {
       return "hint";
     case SamplerKind::kWriteProtect:
       return "wp";
+    case SamplerKind::kProtNone:
+      return "prot";
     case SamplerKind::kRing:
       return "ring";
     case SamplerKind::kDirtyLog:

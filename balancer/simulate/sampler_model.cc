@@ -154,10 +154,10 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
     return;
   }
 
-  // hint, wp and dirtylog: the armed ranges against the covered segments; a
-  // touched (hint) or written (wp, dirtylog) page is reported and disarmed,
-  // the rest stay armed.
-  const bool hint = kind_ == SamplerKind::kHint;
+  // hint, prot, wp and dirtylog: the armed ranges against the covered
+  // segments; a touched (hint, prot) or written (wp, dirtylog) page is
+  // reported and disarmed, the rest stay armed.
+  const bool hint = kind_ == SamplerKind::kHint || kind_ == SamplerKind::kProtNone;
   const bool attributed = faults();
   std::vector<GfnRange> still;
   auto keep = [&](uint64_t first, uint64_t end) {

@@ -57,7 +57,10 @@ class SamplerModel {
     return faults() ? costs_.hint_fault : costs_.write_protect_fault;
   }
   // The samplers that arm probes and pay a userfault per sample.
-  bool faults() const { return kind_ == SamplerKind::kHint || kind_ == SamplerKind::kWriteProtect; }
+  bool faults() const {
+    return kind_ == SamplerKind::kHint || kind_ == SamplerKind::kWriteProtect ||
+           kind_ == SamplerKind::kProtNone;
+  }
   // The workload of `phase` runs over [from, to): appends what the sampler
   // reports to `out`, and charges its faults to the vCPUs' stall time.
   void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);

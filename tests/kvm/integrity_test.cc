@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/numavm_process.h"
+#include "vmm/kvm.h"
 
 namespace numavm {
 namespace {
@@ -14,14 +15,18 @@ class IntegrityTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
+    if (GetParam() == "prot" && !KvmNamesFaultingPages()) {
+      GTEST_SKIP() << "KVM does not name faulting pages (Linux < 6.8)";
+    }
   }
 };
 
 // The verify workload under the most aggressive setting (the whole of RAM
 // armed every 10 ms) for 60 s of guest time: not one mismatch.
 TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
-  // Write-protect faults are for anonymous memory.
-  const std::string backing = GetParam() == "wp" ? "anon" : "memfd";
+  // Write-protect faults are for anonymous memory, and so is the PROT_NONE
+  // sampler's default use.
+  const std::string backing = GetParam() == "wp" || GetParam() == "prot" ? "anon" : "memfd";
   testing::ProcessResult r = testing::RunNumavm(
       {"run",           "--report=json", "--quiet-console", "--duration", "300s",
        "--payload",     "verify",        "--vcpus",         "2",          "--memory",
@@ -46,7 +51,7 @@ TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, IntegrityTest,
-                         ::testing::Values("hint", "wp", "ring", "dirtylog"),
+                         ::testing::Values("hint", "wp", "prot", "ring", "dirtylog"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

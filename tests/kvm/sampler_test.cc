@@ -18,6 +18,7 @@
 #include "tests/support/numavm_process.h"
 #include "vmm/elf_payload.h"
 #include "vmm/guest_abi.h"
+#include "vmm/kvm.h"
 #include "vmm/virtual_machine.h"
 
 namespace numavm {
@@ -40,8 +41,11 @@ Observed RunProbe(SamplerKind kind, bool write) {
   options.vm.vcpus = kVcpus;
   options.vm.memory_bytes = 32ull << 20;
   options.vm.echo_console = false;
-  // Write-protect faults are for anonymous memory.
-  if (kind == SamplerKind::kWriteProtect) options.vm.backing = Backing::kAnon;
+  // Write-protect faults are for anonymous memory, and PROT_NONE faults are
+  // what sees reads there.
+  if (kind == SamplerKind::kWriteProtect || kind == SamplerKind::kProtNone) {
+    options.vm.backing = Backing::kAnon;
+  }
   options.vm.payload_args = absl::StrCat("pages=", kPages, " write=", write ? 1 : 0, " seconds=2");
   options.sampling.sampler = kind;
   options.sampling.sampler_chosen = true;
@@ -127,6 +131,15 @@ TEST_F(SamplerTest, WriteProtectFaultsSeeEveryWriteWithItsVcpuOnAnonymousMemory)
   Observed o = RunProbe(SamplerKind::kWriteProtect, /*write=*/true);
   ExpectExactCoverage(o, true, AccessKind::kWrite);
   EXPECT_EQ(o.stats.reads, 0u);
+}
+
+// The kernel's way: every page a vCPU only reads, on anonymous memory, is
+// seen with that vCPU - what no write sampler can see.
+TEST_F(SamplerTest, ProtNoneFaultsSeeEveryReadWithItsVcpuOnAnonymousMemory) {
+  if (!KvmNamesFaultingPages()) GTEST_SKIP() << "KVM does not name faulting pages (Linux < 6.8)";
+  Observed o = RunProbe(SamplerKind::kProtNone, /*write=*/false);
+  ExpectExactCoverage(o, true, AccessKind::kRead);
+  EXPECT_EQ(o.stats.unattributed, 0u);
 }
 
 TEST_F(SamplerTest, DirtyRingSeesEveryWriteWithItsVcpu) {
@@ -233,7 +246,9 @@ TEST_F(SamplerTest, WriteProtectProbesKeepTransparentHugePagesWhole) {
 // the run is reported again in later windows (minor and write-protect
 // hinting faults alike; only the probes fault, not all of RAM).
 TEST_F(SamplerTest, HintWindowsRearmEachPeriod) {
-  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect}) {
+  for (SamplerKind kind :
+       {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kProtNone}) {
+    if (kind == SamplerKind::kProtNone && !KvmNamesFaultingPages()) continue;
     Observed o = RunProbe(kind, /*write=*/true);
     std::map<uint64_t, int> times;
     for (const AccessSample& s : o.samples) times[s.gfn]++;
@@ -288,10 +303,13 @@ TEST(HugetlbSamplerTest, HintFaultsReportHugePages) {
 // the guest's data stays intact.
 TEST(SamplerLifecycleTest, StartsAndStopsWhileVcpusRun) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kRing,
-                           SamplerKind::kDirtyLog}) {
+  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kProtNone,
+                           SamplerKind::kRing, SamplerKind::kDirtyLog}) {
+    if (kind == SamplerKind::kProtNone && !KvmNamesFaultingPages()) continue;
     RunOptions options;
-    if (kind == SamplerKind::kWriteProtect) options.vm.backing = Backing::kAnon;
+    if (kind == SamplerKind::kWriteProtect || kind == SamplerKind::kProtNone) {
+      options.vm.backing = Backing::kAnon;
+    }
     options.vm.vcpus = 2;
     options.vm.memory_bytes = 32ull << 20;
     options.vm.echo_console = false;
