@@ -8,8 +8,8 @@
 #include "balancer/sampling/hint_fault_sampler.h"
 #include "balancer/sampling/prot_none_sampler.h"
 #include "base/size.h"
+#include "vmm/fault_probe.h"
 #include "vmm/guest_abi.h"
-#include "vmm/kvm.h"
 
 namespace numavm {
 namespace {
@@ -51,7 +51,7 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
           "ring, dirtylog or off"));
     }
     // PROT_NONE hinting faults on the same probes where KVM names the
-    // faulting page (Linux 6.8): reads and writes, with the vCPU that made
+    // faulting page (vmm/fault_probe.h): reads and writes, with the vCPU that made
     // them, as the kernel's balancing sees them. Else write-protect
     // hinting faults: writes only. Either at a cost the stall budget
     // bounds (the dirty ring would make every first write to any page a
@@ -68,8 +68,9 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
                           BackingName(options.vm.backing),
                           " uses write-protect hinting faults (wp), which see writes only (reads "
                           "are not seen: a region only read is not balanced",
-                          options.kernel.empty() ? "; PROT_NONE faults need Linux 6.8 or later)"
-                                                 : "; PROT_NONE faults are not for Linux guests)");
+                          options.kernel.empty()
+                              ? "; this KVM does not name the page of a PROT_NONE fault)"
+                              : "; PROT_NONE faults are not for Linux guests)");
     }
   }
   if (s.sampler == SamplerKind::kProtNone && !options.kernel.empty()) {
@@ -171,10 +172,11 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
             "--sampler=prot is not for Linux guests: any of their pages may be one KVM's "
             "instruction emulator reads (use --sampler=hint, wp or ring)");
       }
-      if (!vm.NamesFaultingPages()) {
+      if (!KvmNamesFaultingPages()) {
         return absl::FailedPreconditionError(
-            "--sampler=prot needs a kernel whose KVM names the page of a failed access "
-            "(KVM_CAP_MEMORY_FAULT_INFO, Linux 6.8 or later; use --sampler=hint or wp)");
+            "--sampler=prot needs a kernel whose KVM names the page of an access it could not "
+            "make (KVM_EXIT_MEMORY_FAULT for every such EFAULT: newer than Linux 6.12); use "
+            "--sampler=hint or wp");
       }
       auto s = ProtNoneSampler::Create(HeapOf(GuestRamOf(vm)), vcpus, clock, &vm.move_fence());
       if (!s.ok()) return s.status();

@@ -13,11 +13,6 @@
 
 namespace numavm {
 
-bool KvmNamesFaultingPages() {
-  absl::StatusOr<Kvm> kvm = Kvm::Open();
-  return kvm.ok() && kvm->CheckExtension(kKvmCapMemoryFaultInfo) > 0;
-}
-
 absl::StatusOr<Kvm> Kvm::Open(const char* path) {
   UniqueFd fd(::open(path, O_RDWR | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));

@@ -14,11 +14,6 @@
 
 namespace numavm {
 
-// Whether /dev/kvm names the page of a failed guest access
-// (KVM_CAP_MEMORY_FAULT_INFO, Linux 6.8): what the PROT_NONE sampler needs.
-// False where /dev/kvm cannot be opened.
-bool KvmNamesFaultingPages();
-
 class Kvm final {
  public:
   // Opens /dev/kvm (or `path`) and checks the API version.

@@ -33,8 +33,6 @@ inline constexpr unsigned long kKvmSetMsrs = _IOW(KVMIO, 0x89, KvmMsrsHeader);
 // KVM_EXIT_MEMORY_FAULT (Linux 6.8): with KVM_RUN's EFAULT, the guest-physical
 // range KVM could not reach, in the exit union as {flags, gpa, size}.
 inline constexpr uint32_t kKvmExitMemoryFault = 39;
-// KVM_CAP_MEMORY_FAULT_INFO (Linux 6.8): KVM_RUN's EFAULT comes with it.
-inline constexpr long kKvmCapMemoryFaultInfo = 232;
 
 }  // namespace numavm
 

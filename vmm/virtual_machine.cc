@@ -229,10 +229,6 @@ bool VirtualMachine::OnMemoryFault(int vcpu, std::optional<uint64_t> gpa) {
   return memory_fault_handler_ && memory_fault_handler_(vcpu, gpa);
 }
 
-bool VirtualMachine::NamesFaultingPages() const {
-  return vm_.CheckExtension(kKvmCapMemoryFaultInfo) > 0;
-}
-
 void VirtualMachine::OnDirtyRingFull(int vcpu) {
   absl::MutexLock lock(&ring_mu_);
   if (ring_full_handler_) {

@@ -81,9 +81,6 @@ class VirtualMachine final {
   // emulator could not make); true: enter again. Asked before the move
   // fence. Set while vCPUs run or before; an empty handler removes it.
   void SetMemoryFaultHandler(std::function<bool(int vcpu, std::optional<uint64_t> gpa)> handler);
-  // Whether KVM names the page of a failed access (KVM_CAP_MEMORY_FAULT_INFO,
-  // Linux 6.8): what a PROT_NONE sampler needs.
-  bool NamesFaultingPages() const;
 
   const VmConfig& config() const { return config_; }
   int vm_fd() const { return vm_.fd(); }

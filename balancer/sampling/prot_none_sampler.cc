@@ -81,8 +81,9 @@ absl::Status ProtNoneSampler::Arm(const ScanPlan& plan) {
     }
   }
   uint64_t armed = 0;
+  bool mappings_left = true;
   for (const GfnRange& range : plan.probes) {
-    if (armed_.size() >= kMaxArmedRuns) break;
+    if (armed_.size() >= kMaxArmedRuns || !mappings_left) break;
     const GuestRamRegion* r = RegionOfGfn(ram_, range.first);
     if (r == nullptr) continue;
     const uint64_t offset = range.first - r->first_gfn();
@@ -106,7 +107,10 @@ absl::Status ProtNoneSampler::Arm(const ScanPlan& plan) {
       if (::mprotect(host, (gap_end - g) * kGuestPageBytes, PROT_NONE) != 0) {
         // ENOMEM: the process's mappings ran out (vm.max_map_count); the
         // rest waits for the next period.
-        if (errno == ENOMEM) break;
+        if (errno == ENOMEM) {
+          mappings_left = false;
+          break;
+        }
         return ErrnoStatus(errno, "mprotect(PROT_NONE) of a probe");
       }
       armed_[g] = Run{gap_end - g, host, period_};

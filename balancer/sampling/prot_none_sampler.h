@@ -4,8 +4,8 @@
 // PROT_NONE: one call per run of neighbouring probe pages). KVM reaches
 // guest memory through the VMM's page tables, so a vCPU's next access to
 // a probe, read or write, leaves KVM_RUN with EFAULT on the vCPU's own
-// thread, and Linux 6.8+ says which guest-physical page
-// (KVM_EXIT_MEMORY_FAULT). The vCPU thread hands it to OnFault: a sample
+// thread, and newer kernels than 6.12 say which guest-physical page
+// (KVM_EXIT_MEMORY_FAULT; vmm/fault_probe.h asks). The vCPU thread hands it to OnFault: a sample
 // with the vCPU that made it, the probe given its protection back, and the
 // vCPU enters again - no handler thread, no wake-up. Reads and writes are
 // not told apart (the exit does not say).

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/numavm_process.h"
-#include "vmm/kvm.h"
+#include "vmm/fault_probe.h"
 
 namespace numavm {
 namespace {
@@ -16,7 +16,7 @@ class IntegrityTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
     if (GetParam() == "prot" && !KvmNamesFaultingPages()) {
-      GTEST_SKIP() << "KVM does not name faulting pages (Linux < 6.8)";
+      GTEST_SKIP() << "KVM does not name the page of a PROT_NONE fault here";
     }
   }
 };

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/support/numavm_process.h"
-#include "vmm/kvm.h"
+#include "vmm/fault_probe.h"
 
 namespace numavm {
 namespace {
@@ -44,7 +44,7 @@ class SamplerCliTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
     if (GetParam() == "prot" && !KvmNamesFaultingPages()) {
-      GTEST_SKIP() << "KVM does not name faulting pages (Linux < 6.8)";
+      GTEST_SKIP() << "KVM does not name the page of a PROT_NONE fault here";
     }
   }
 };
@@ -129,7 +129,7 @@ TEST(SamplerBacking, WriteProtectOnMemfdIsAClearError) {
 
 // Anonymous memory (QEMU's default) has no page cache for minor hinting
 // faults: the default is PROT_NONE hinting faults on the same probes where
-// KVM names the faulting page (Linux 6.8), which see reads too, else
+// KVM names the faulting page (vmm/fault_probe.h), which see reads too, else
 // write-protect hinting faults, and the report says reads are not seen.
 // Either way the samples name their vCPU, and only armed probes fault -
 // every sample is a page armed - where the dirty ring made every first

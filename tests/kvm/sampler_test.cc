@@ -17,8 +17,8 @@
 #include "cli/sampling_setup.h"
 #include "tests/support/numavm_process.h"
 #include "vmm/elf_payload.h"
+#include "vmm/fault_probe.h"
 #include "vmm/guest_abi.h"
-#include "vmm/kvm.h"
 #include "vmm/virtual_machine.h"
 
 namespace numavm {
@@ -136,7 +136,8 @@ TEST_F(SamplerTest, WriteProtectFaultsSeeEveryWriteWithItsVcpuOnAnonymousMemory)
 // The kernel's way: every page a vCPU only reads, on anonymous memory, is
 // seen with that vCPU - what no write sampler can see.
 TEST_F(SamplerTest, ProtNoneFaultsSeeEveryReadWithItsVcpuOnAnonymousMemory) {
-  if (!KvmNamesFaultingPages()) GTEST_SKIP() << "KVM does not name faulting pages (Linux < 6.8)";
+  if (!KvmNamesFaultingPages())
+    GTEST_SKIP() << "KVM does not name the page of a PROT_NONE fault here";
   Observed o = RunProbe(SamplerKind::kProtNone, /*write=*/false);
   ExpectExactCoverage(o, true, AccessKind::kRead);
   EXPECT_EQ(o.stats.unattributed, 0u);
