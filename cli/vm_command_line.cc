@@ -70,7 +70,8 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                         "reads and writes, needs memfd or hugetlb backing; anon and thp backing "
                         "fall back to wp), wp (userfaultfd write-protect hinting faults, writes, "
                         "anon and thp), prot (PROT_NONE hinting faults as the kernel's balancing "
-                        "takes them: reads and writes on any backing, where KVM names the faulting page, not for Linux "
+                        "takes them: reads and writes on any backing, where KVM names the faulting "
+                        "page, not for Linux "
                         "guests), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                         "windows, writes, VM-wide) or off"),
         {"hint", "wp", "prot", "ring", "dirtylog", "off"});
