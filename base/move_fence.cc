@@ -41,8 +41,12 @@ std::chrono::steady_clock::duration MoveFence::gap_waited() const {
 
 void MoveFence::Raise() {
   std::unique_lock<std::mutex> lock(mu_);
-  // The quiet gap first, without holding anyone back (the fence is down).
+  // Nobody is held back while this waits (the fence is down): for host
+  // accesses to end and for another raiser's window (a page mover, the
+  // PROT_NONE sampler arming: one at a time), then for the quiet gap
+  // after the last window - and again if either came back meanwhile.
   for (;;) {
+    WaitLocked(lock, "a page mover", [this] { return !raised_ && accesses_ == 0; });
     const auto now = std::chrono::steady_clock::now();
     if (now >= quiet_until_) break;
     gap_waited_ += quiet_until_ - now;
@@ -51,7 +55,6 @@ void MoveFence::Raise() {
     std::this_thread::sleep_until(until);
     lock.lock();
   }
-  WaitLocked(lock, "a page mover", [this] { return accesses_ == 0; });
   raised_ = true;
   raised_at_ = std::chrono::steady_clock::now();
   sequence_.fetch_add(1, std::memory_order_acq_rel);

@@ -13,7 +13,7 @@
 //     enters again (the faulting access is retried, nothing is lost);
 //   - host code that reads or writes guest memory (the guest channel's
 //     mailboxes) holds an `Access`, which a window waits for.
-// One mover at a time raises the fence. A plain mutex and condition
+// One raiser at a time: a second waits for the first's window and gap. A plain mutex and condition
 // variable, not a reader-writer lock: a mover that waits to raise the
 // fence never holds back a vCPU, only a raised fence does.
 //

@@ -221,5 +221,37 @@ TEST(MoveFenceTest, AccessWaitsForARaisedFence) {
   EXPECT_EQ(fence.sequence(), 4u);
 }
 
+// Two raisers - a page mover and the PROT_NONE sampler arming - never
+// hold the fence at once: the second waits for the first's window (a
+// window's sequence stays odd while it is open).
+TEST(MoveFenceTest, OneRaiserAtATime) {
+  MoveFence fence;
+  fence.Raise();
+  std::atomic<bool> second_in{false};
+  std::thread second([&] {
+    fence.Raise();
+    second_in.store(true);
+    fence.Lower();
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(second_in.load()) << "raised while the first window was open";
+  EXPECT_EQ(fence.sequence(), 1u);
+  fence.Lower();
+  second.join();
+  EXPECT_TRUE(second_in.load());
+  EXPECT_EQ(fence.sequence(), 4u);
+}
+
+// A probe given back (the PROT_NONE sampler) lets a vCPU that faulted
+// before it back in, as a window does, without opening one.
+TEST(MoveFenceTest, AGiveBackLetsAnEarlierFaultRetry) {
+  MoveFence fence;
+  const uint64_t before = fence.sequence();
+  fence.GivenBack();
+  EXPECT_EQ(fence.sequence() % 2, 0u) << "no window is open";
+  EXPECT_TRUE(fence.RetryAfterFault(before));
+  EXPECT_FALSE(fence.RetryAfterFault(fence.sequence()));
+}
+
 }  // namespace
 }  // namespace numavm
