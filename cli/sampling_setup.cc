@@ -178,7 +178,8 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
             "make (KVM_EXIT_MEMORY_FAULT for every such EFAULT: newer than Linux 6.12); use "
             "--sampler=hint or wp");
       }
-      auto s = ProtNoneSampler::Create(HeapOf(GuestRamOf(vm)), vcpus, clock, &vm.move_fence());
+      auto s = ProtNoneSampler::Create(HeapOf(GuestRamOf(vm)), vcpus, clock, &vm.move_fence(),
+                                       ProbeProtNoneFaults().exit_round_trip);
       if (!s.ok()) return s.status();
       ProtNoneSampler* prot = s->get();
       vm.SetMemoryFaultHandler(

@@ -7,14 +7,26 @@
 // process: a one-page real-mode guest reads a PROT_NONE page, and the
 // answer is whether the exit names that page (KVM_EXIT_MEMORY_FAULT with
 // its address, or an MMIO exit for it where KVM's instruction emulator
-// made the access).
+// made the access). The same guest times the fault: the probe's entries
+// into KVM_RUN that ended in it, the vCPU's side of a `prot` sample.
 #ifndef NUMAVM_VMM_FAULT_PROBE_H_
 #define NUMAVM_VMM_FAULT_PROBE_H_
 
+#include "absl/time/time.h"
+
 namespace numavm {
 
-// False where /dev/kvm cannot be used, or on any error of the probe.
-bool KvmNamesFaultingPages();
+struct ProtNoneFaults {
+  bool names_page = false;  // false where /dev/kvm cannot be used, or on any error
+  // The median KVM_RUN that ended in the fault (entry, the nested page
+  // fault KVM could not resolve, exit to the VMM); zero if not measured.
+  absl::Duration exit_round_trip;
+};
+
+// Asked once per process; later calls return the first answer.
+const ProtNoneFaults& ProbeProtNoneFaults();
+
+inline bool KvmNamesFaultingPages() { return ProbeProtNoneFaults().names_page; }
 
 }  // namespace numavm
 

@@ -14,7 +14,8 @@
 namespace numavm {
 
 absl::StatusOr<std::unique_ptr<ProtNoneSampler>> ProtNoneSampler::Create(
-    std::vector<GuestRamRegion> ram, int vcpus, Clock clock, MoveFence* fence) {
+    std::vector<GuestRamRegion> ram, int vcpus, Clock clock, MoveFence* fence,
+    absl::Duration exit_round_trip) {
   if (fence == nullptr) {
     return absl::InvalidArgumentError("--sampler=prot needs the VM's move fence");
   }
@@ -24,13 +25,17 @@ absl::StatusOr<std::unique_ptr<ProtNoneSampler>> ProtNoneSampler::Create(
           absl::StrCat("--sampler=prot: guest slot ", r.slot, " is not whole backing pages"));
     }
   }
-  return std::unique_ptr<ProtNoneSampler>(
-      new ProtNoneSampler(std::move(ram), vcpus, std::move(clock), fence));
+  return std::unique_ptr<ProtNoneSampler>(new ProtNoneSampler(
+      std::move(ram), vcpus, std::move(clock), fence,
+      exit_round_trip > absl::ZeroDuration() ? exit_round_trip : kExitRoundTrip));
 }
 
 ProtNoneSampler::ProtNoneSampler(std::vector<GuestRamRegion> ram, int vcpus, Clock clock,
-                                 MoveFence* fence)
-    : ram_(std::move(ram)), clock_(std::move(clock)), fence_(fence) {
+                                 MoveFence* fence, absl::Duration exit_round_trip)
+    : ram_(std::move(ram)),
+      clock_(std::move(clock)),
+      fence_(fence),
+      exit_round_trip_(exit_round_trip) {
   stats_.per_vcpu.assign(std::max(0, vcpus), 0);
 }
 
@@ -51,7 +56,7 @@ absl::Status ProtNoneSampler::Start() {
 
 absl::Duration ProtNoneSampler::FaultCost() const {
   absl::MutexLock lock(&mu_);
-  return absl::Seconds(handler_seconds_) + kExitRoundTrip;
+  return absl::Seconds(handler_seconds_) + exit_round_trip_;
 }
 
 absl::Status ProtNoneSampler::Arm(const ScanPlan& plan) {

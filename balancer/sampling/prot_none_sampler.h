@@ -50,8 +50,11 @@ class ProtNoneSampler final : public AccessSampler {
   using Clock = std::function<absl::Duration()>;
 
   // `fence`: the VM's move fence (not owned; outlives the sampler).
+  // `exit_round_trip`: a vCPU's side of a fault as measured (a KVM_RUN
+  // that ended in one: vmm/fault_probe.h); zero: kExitRoundTrip.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ProtNoneSampler>> Create(
-      std::vector<GuestRamRegion> ram, int vcpus, Clock clock, MoveFence* fence);
+      std::vector<GuestRamRegion> ram, int vcpus, Clock clock, MoveFence* fence,
+      absl::Duration exit_round_trip = absl::ZeroDuration());
   ~ProtNoneSampler() override;
 
   absl::string_view name() const override { return "prot"; }
@@ -61,7 +64,8 @@ class ProtNoneSampler final : public AccessSampler {
   absl::Status Collect(AccessBatch& out) override;
   absl::Status Arm(const ScanPlan& plan) override;
   // The host's side of a fault as measured (OnFault's time, smoothed),
-  // plus kExitRoundTrip.
+  // plus the vCPU's exit and entry (measured at creation, else
+  // kExitRoundTrip).
   absl::Duration FaultCost() const override;
   void Stop() override;
   SamplerStats stats() const override;
@@ -78,12 +82,12 @@ class ProtNoneSampler final : public AccessSampler {
   // Runs armed and not yet faulted at once, at most.
   static constexpr size_t kMaxArmedRuns = 8192;
   // A vCPU's exit to the VMM and its entry again, which OnFault's time
-  // does not include (KVM_RUN's own cost; the development machine's
-  // exits take a few microseconds).
+  // does not include, where it was not measured.
   static constexpr absl::Duration kExitRoundTrip = absl::Microseconds(5);
 
  private:
-  ProtNoneSampler(std::vector<GuestRamRegion> ram, int vcpus, Clock clock, MoveFence* fence);
+  ProtNoneSampler(std::vector<GuestRamRegion> ram, int vcpus, Clock clock, MoveFence* fence,
+                  absl::Duration exit_round_trip);
   struct Run {
     uint64_t pages = 0;
     uint8_t* host = nullptr;
@@ -96,6 +100,7 @@ class ProtNoneSampler final : public AccessSampler {
   const std::vector<GuestRamRegion> ram_;
   const Clock clock_;
   MoveFence* const fence_;
+  const absl::Duration exit_round_trip_;
   std::function<void()> detach_;
 
   mutable absl::Mutex mu_;
