@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/move_fence.h"
+#include "tests/support/proc_maps.h"
 
 namespace numavm {
 namespace {
@@ -19,20 +20,7 @@ namespace {
 constexpr uint64_t kFirstGfn = 0x800;  // the heap's first page, as in a payload
 constexpr uint64_t kPages = 16384;     // 64 MiB
 
-// The protection of the mapping that holds `address` ("rw-p", "---p").
-std::string PermsOf(const void* address) {
-  std::ifstream maps("/proc/self/maps");
-  const auto a = reinterpret_cast<uintptr_t>(address);
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long lo = 0, hi = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && a >= lo && a < hi) {
-      return perms;
-    }
-  }
-  return "?";
-}
+using testing::ProtectionAt;
 
 class ProtNoneSamplerTest : public ::testing::Test {
  protected:
@@ -66,14 +54,14 @@ TEST_F(ProtNoneSamplerTest, AFaultGivesBackItsPageOnlyAndIsASampleOfItsVcpu) {
   ScanPlan plan;
   plan.probes = {{kFirstGfn + 10, 4}, {kFirstGfn + 600, 1}};
   ASSERT_TRUE(sampler_->Arm(plan).ok());
-  for (uint64_t i : {10, 11, 12, 13, 600}) EXPECT_EQ(PermsOf(Page(i)), "---p") << i;
-  EXPECT_EQ(PermsOf(Page(14)), "rw-p");
+  for (uint64_t i : {10, 11, 12, 13, 600}) EXPECT_EQ(ProtectionAt(Page(i)), "---p") << i;
+  EXPECT_EQ(ProtectionAt(Page(14)), "rw-p");
   EXPECT_EQ(sampler_->stats().pages_armed, 5u);
 
   const uint64_t before = fence_.sequence();
   EXPECT_TRUE(sampler_->OnFault(1, Gpa(12) + 123));
-  EXPECT_EQ(PermsOf(Page(12)), "rw-p");
-  for (uint64_t i : {10, 11, 13, 600}) EXPECT_EQ(PermsOf(Page(i)), "---p") << i;
+  EXPECT_EQ(ProtectionAt(Page(12)), "rw-p");
+  for (uint64_t i : {10, 11, 13, 600}) EXPECT_EQ(ProtectionAt(Page(i)), "---p") << i;
   // A vCPU that faulted on it meanwhile is let back in (an even step: no
   // move window).
   EXPECT_EQ(fence_.sequence(), before + 2);
@@ -93,7 +81,7 @@ TEST_F(ProtNoneSamplerTest, AFaultGivesBackItsPageOnlyAndIsASampleOfItsVcpu) {
 
   // The next period re-arms what was given back, and leaves the rest.
   ASSERT_TRUE(sampler_->Arm(plan).ok());
-  EXPECT_EQ(PermsOf(Page(12)), "---p");
+  EXPECT_EQ(ProtectionAt(Page(12)), "---p");
   EXPECT_EQ(sampler_->stats().pages_armed, 6u);
 }
 
@@ -102,7 +90,7 @@ TEST_F(ProtNoneSamplerTest, AnEmulationFailureGivesEveryProbeBack) {
   plan.probes = {{kFirstGfn + 1, 2}, {kFirstGfn + 700, 3}};
   ASSERT_TRUE(sampler_->Arm(plan).ok());
   EXPECT_TRUE(sampler_->OnFault(0, std::nullopt));
-  for (uint64_t i : {1, 2, 700, 701, 702}) EXPECT_EQ(PermsOf(Page(i)), "rw-p") << i;
+  for (uint64_t i : {1, 2, 700, 701, 702}) EXPECT_EQ(ProtectionAt(Page(i)), "rw-p") << i;
   // Nothing armed: the next one is not the sampler's (the fence decides).
   EXPECT_FALSE(sampler_->OnFault(0, std::nullopt));
   EXPECT_EQ(sampler_->stats().samples, 0u);
@@ -115,16 +103,16 @@ TEST_F(ProtNoneSamplerTest, PastTheCapTheOldestUntouchedProbesGoBack) {
   }
   ASSERT_TRUE(sampler_->Arm(old_plan).ok());
   EXPECT_EQ(sampler_->stats().pages_armed, ProtNoneSampler::kMaxArmedRuns);
-  EXPECT_EQ(PermsOf(Page(0)), "---p");
+  EXPECT_EQ(ProtectionAt(Page(0)), "---p");
   ScanPlan next;
   next.probes = {{kFirstGfn + kPages - 1, 1}};
   ASSERT_TRUE(sampler_->Arm(next).ok());
-  EXPECT_EQ(PermsOf(Page(kPages - 1)), "---p");
+  EXPECT_EQ(ProtectionAt(Page(kPages - 1)), "---p");
   // One of the first period's went back to make room: the oldest (ties:
   // the lowest page), and only it.
-  EXPECT_EQ(PermsOf(Page(0)), "rw-p");
-  EXPECT_EQ(PermsOf(Page(2)), "---p");
-  EXPECT_EQ(PermsOf(Page(2 * (ProtNoneSampler::kMaxArmedRuns - 1))), "---p");
+  EXPECT_EQ(ProtectionAt(Page(0)), "rw-p");
+  EXPECT_EQ(ProtectionAt(Page(2)), "---p");
+  EXPECT_EQ(ProtectionAt(Page(2 * (ProtNoneSampler::kMaxArmedRuns - 1))), "---p");
 }
 
 TEST_F(ProtNoneSamplerTest, StopGivesEverythingBack) {
@@ -132,14 +120,14 @@ TEST_F(ProtNoneSamplerTest, StopGivesEverythingBack) {
   plan.probes = {{kFirstGfn, kPages}};  // a window: all of it, one run
   ASSERT_TRUE(sampler_->Arm(plan).ok());
   EXPECT_TRUE(sampler_->OnFault(0, Gpa(100)));  // splits the run
-  EXPECT_EQ(PermsOf(Page(99)), "---p");
-  EXPECT_EQ(PermsOf(Page(101)), "---p");
+  EXPECT_EQ(ProtectionAt(Page(99)), "---p");
+  EXPECT_EQ(ProtectionAt(Page(101)), "---p");
   sampler_->Stop();
-  for (uint64_t i : {0, 99, 100, 101, 8000}) EXPECT_EQ(PermsOf(Page(i)), "rw-p") << i;
+  for (uint64_t i : {0, 99, 100, 101, 8000}) EXPECT_EQ(ProtectionAt(Page(i)), "rw-p") << i;
   Page(99)[0] = 1;  // and it is usable
   // Stopped: arming does nothing.
   ASSERT_TRUE(sampler_->Arm(plan).ok());
-  EXPECT_EQ(PermsOf(Page(0)), "rw-p");
+  EXPECT_EQ(ProtectionAt(Page(0)), "rw-p");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "absl/time/clock.h"
 #include "balancer/actuation/page_migrator.h"
+#include "tests/support/proc_maps.h"
 
 namespace numavm {
 namespace {
@@ -27,19 +28,7 @@ namespace {
 constexpr uint64_t kPages = 64;
 
 // The protection /proc/self/maps gives the mapping holding `at` ("rw-p").
-std::string ProtectionAt(const void* at) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  const auto a = reinterpret_cast<uintptr_t>(at);
-  while (std::getline(maps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && a >= lo && a < hi) {
-      return perms;
-    }
-  }
-  return "";
-}
+using testing::ProtectionAt;
 
 class ProtectedMovesUnitTest : public ::testing::Test {
  protected:
