@@ -11,13 +11,16 @@
 # Usage: scripts/lab.sh [--nodes 2,4] [--workloads numa01,numa02,...]
 #          [--modes off,hard,numavm,...] [--seconds 120] [--memory 1G]
 #          [--working-set 768M] [--vcpus 4] [--mem-per-node 2G]
-#          [--interval 5] [--window 64M] [--stack debian12|backports]
+#          [--interval 5] [--window 64M] [--stack debian12|backports|newest]
 #          [--numavm-args "FLAGS"] [--verify-seconds 120] [--no-verify]
 #          [--deadline SECONDS] [--out DIR]
 # Modes: scripts/lab/guest.sh. verify runs under migration churn with 1 and
 # 2 vCPUs (--no-verify skips them); --stack backports runs bookworm-
 # backports' QEMU 10 and 6.12 kernel (unpacked into the lab cache, nothing
-# installed), which sustains far longer migration runs. --numavm-args gives
+# installed), which sustains far longer migration runs; --stack newest runs
+# that QEMU with trixie-backports' kernel (7.x), whose KVM names the page of
+# a vCPU's failed access (KVM_EXIT_MEMORY_FAULT), so that numavm's anon
+# default there is the PROT_NONE sampler, which sees reads. --numavm-args gives
 # mode numavm-extra (numavm on memfd) extra `numavm run` flags, e.g.
 # "--scan-stall-budget 20%" for a row at another scan budget.
 # --deadline bounds the whole lab's wall time: a boot gets at most what is
@@ -62,7 +65,7 @@ while [ $# -gt 0 ]; do
     --verify-seconds) verify_seconds=$2; shift 2 ;;
     --no-verify) verify=no; shift ;;
     --deadline) deadline=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "lab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -77,7 +80,8 @@ mkdir -p "$out" "$cache"
 case $stack in
   debian12) version=$(./scripts/lab/kernel.sh "$cache"); qemu=qemu-system-x86_64 ;;
   backports) eval "$(./scripts/lab/backports.sh "$cache")" ;;  # sets version, qemu, QEMU_* env
-  *) echo "lab: unknown stack $stack (debian12 or backports)" >&2; exit 2 ;;
+  newest) eval "$(./scripts/lab/backports.sh "$cache" trixie-backports)" ;;
+  *) echo "lab: unknown stack $stack (debian12, backports or newest)" >&2; exit 2 ;;
 esac
 export LAB_QEMU=$qemu
 kernel="$cache/kernel-$version/boot/vmlinuz-$version"
