@@ -10,21 +10,9 @@
 #include "balancer/actuation/binding.h"
 #include "base/errno_status.h"
 #include "base/proc_file.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
-
-int LastCpuOfThread(pid_t tid) {
-  std::string stat = ReadProcFile(absl::StrCat("/proc/self/task/", tid, "/stat"));
-  // Field 39 (processor) counts from after the ")" that ends the name.
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return -1;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 39 && fields >> field; ++i) {
-    if (i == 39) return std::atoi(field.c_str());
-  }
-  return -1;
-}
 
 HostPlacementView::HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram,
                                      VcpuThreads threads, RateLimiter* limiter)

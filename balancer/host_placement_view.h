@@ -77,9 +77,6 @@ class HostPlacementView final : public PlacementView {
   PageMigrator migrator_;
 };
 
-// The CPU thread `tid` of this process last ran on, or -1.
-int LastCpuOfThread(pid_t tid);
-
 }  // namespace numavm
 
 #endif  // NUMAVM_BALANCER_HOST_PLACEMENT_VIEW_H_

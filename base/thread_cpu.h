@@ -1,4 +1,5 @@
-// CPU time of the calling thread: what a sampler or balancer costs.
+// CPU time of the calling thread: what a sampler or balancer costs; and
+// where a thread of this process last ran.
 #ifndef NUMAVM_BASE_THREAD_CPU_H_
 #define NUMAVM_BASE_THREAD_CPU_H_
 
@@ -23,6 +24,19 @@ inline absl::Duration ThreadCpuTime() {
 inline absl::Duration CpuTimeOfThread(int tid) {
   std::string text = ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/schedstat");
   return absl::Nanoseconds(static_cast<int64_t>(std::strtoull(text.c_str(), nullptr, 10)));
+}
+
+// The CPU thread `tid` of this process last ran on (field 39 of its stat,
+// counted from after the ")" that ends its name), or -1.
+inline int LastCpuOfThread(int tid) {
+  std::string stat = ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/stat");
+  size_t at = stat.rfind(')');
+  if (at == std::string::npos) return -1;
+  for (int field = 2; field < 39; ++field) {
+    at = stat.find(' ', at + 1);
+    if (at == std::string::npos) return -1;
+  }
+  return std::atoi(stat.c_str() + at + 1);
 }
 
 }  // namespace numavm

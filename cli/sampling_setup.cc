@@ -78,6 +78,11 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
         "--sampler=prot is not for Linux guests (--kernel): any of their pages may be one KVM's "
         "instruction emulator reads; use --sampler=hint, wp or ring");
   }
+  if (s.sampler == SamplerKind::kEvict && options.vm.backing != Backing::kAnon) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sampler=evict needs --backing=anon (", BackingName(options.vm.backing),
+        " memory: use --sampler=", SharedFile(options.vm.backing) ? "hint" : "wp", ")"));
+  }
   if (s.sampler == SamplerKind::kWriteProtect && SharedFile(options.vm.backing)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--sampler=wp needs --backing=anon or thp (", BackingName(options.vm.backing),
@@ -137,7 +142,8 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
     case SamplerKind::kOff:
       return std::unique_ptr<AccessSampler>();
     case SamplerKind::kHint:
-    case SamplerKind::kWriteProtect: {
+    case SamplerKind::kWriteProtect:
+    case SamplerKind::kEvict: {
       auto vcpu_of = [&vm](pid_t tid) {
         std::vector<pid_t> tids = vm.VcpuThreadIds();
         for (size_t i = 0; i < tids.size(); ++i) {
@@ -145,9 +151,10 @@ absl::StatusOr<std::unique_ptr<AccessSampler>> CreateSampler(const SamplingOptio
         }
         return -1;
       };
-      auto s = HintFaultSampler::Create(
-          HeapOf(GuestRamOf(vm)), vcpus, vcpu_of, clock,
-          options.sampler == SamplerKind::kHint ? HintFaults::kMinor : HintFaults::kWriteProtect);
+      const HintFaults kind = options.sampler == SamplerKind::kHint    ? HintFaults::kMinor
+                              : options.sampler == SamplerKind::kEvict ? HintFaults::kEvict
+                                                                       : HintFaults::kWriteProtect;
+      auto s = HintFaultSampler::Create(HeapOf(GuestRamOf(vm)), vcpus, vcpu_of, clock, kind);
       if (!s.ok()) return s.status();
       // With KVM's in-kernel local APIC (Linux guests) vCPU faults can come
       // from KVM's async-page-fault workers.

@@ -67,14 +67,16 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                 "do not echo guest console lines to stderr");
   OneOf(run->add_option("--sampler", flags.sampler,
                         "access tracking: hint (default; userfaultfd minor hinting faults, sees "
-                        "reads and writes, needs memfd or hugetlb backing; anon and thp backing "
-                        "fall back to wp), wp (userfaultfd write-protect hinting faults, writes, "
-                        "anon and thp), prot (PROT_NONE hinting faults as the kernel's balancing "
-                        "takes them: reads and writes on any backing, where KVM names the faulting "
-                        "page, not for Linux "
-                        "guests), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
+                        "reads and writes, needs memfd or hugetlb backing; anon backing falls "
+                        "back to prot where KVM names the faulting page, else to wp; thp to wp), "
+                        "wp (userfaultfd write-protect hinting faults, writes, anon and thp), "
+                        "evict (each probe saved and freed, its next access a userfaultfd "
+                        "missing fault that puts it back: reads and writes, anon), prot "
+                        "(PROT_NONE hinting faults as the kernel's balancing takes them: reads "
+                        "and writes on any backing, where KVM names the faulting page, not for "
+                        "Linux guests), ring (per-vCPU dirty ring, writes), dirtylog (dirty-log "
                         "windows, writes, VM-wide) or off"),
-        {"hint", "wp", "prot", "ring", "dirtylog", "off"});
+        {"hint", "wp", "evict", "prot", "ring", "dirtylog", "off"});
   run->add_option("--scan-stall-budget", flags.scan_stall_budget,
                   "share of the vCPUs' busy time the sampling faults may cost (default 1%); the "
                   "scan rate's ceiling")
@@ -251,8 +253,9 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "the alias process, ~8ms mapped)");
   AddReportFlags(sim, &flags.report, "report format");
   OneOf(sim->add_option("--sampler", flags.sampler,
-                        "hint (default), wp, prot, ring, dirtylog or off, as in 'numavm run'"),
-        {"hint", "wp", "prot", "ring", "dirtylog", "off"});
+                        "hint (default), wp, evict, prot, ring, dirtylog or off, as in 'numavm "
+                        "run'"),
+        {"hint", "wp", "evict", "prot", "ring", "dirtylog", "off"});
   AddBalanceFlag(sim, &flags.balance, "on (default), advise or off, as in 'numavm run'");
   AddSizeOption(sim, "--migrate-rate", &flags.migrate_rate,
                 "page migration limit per second (default 256M)");

@@ -41,6 +41,11 @@ absl::StatusOr<std::unique_ptr<HintFaultSampler>> HintFaultSampler::Create(
           "--sampler=hint needs --backing=memfd or hugetlb: anonymous memory has no page "
           "cache for userfaultfd minor faults (use --sampler=wp, ring or dirtylog)");
     }
+    if (kind == HintFaults::kEvict && (r.shared_file || r.page_bytes != kGuestPageBytes)) {
+      return absl::FailedPreconditionError(
+          "--sampler=evict needs --backing=anon (4 KiB pages: evicting part of a huge page "
+          "would split it); on memfd or hugetlb memory use --sampler=hint, on thp wp");
+    }
     if (kind == HintFaults::kWriteProtect && r.shared_file) {
       return absl::FailedPreconditionError(
           "--sampler=wp needs --backing=anon or thp: on memfd or hugetlb memory use "
@@ -97,19 +102,28 @@ absl::Status HintFaultSampler::Start() {
   if (::ioctl(uffd_, UFFDIO_API, &api) != 0) {
     return Errno(minor ? "UFFDIO_API (minor faults)" : "UFFDIO_API (write-protect faults)");
   }
+  const bool evict = kind_ == HintFaults::kEvict;
   for (const GuestRamRegion& r : ram_) {
     uffdio_register reg{};
     reg.range.start = reinterpret_cast<uint64_t>(r.host);
     reg.range.len = r.bytes;
-    reg.mode = minor ? UFFDIO_REGISTER_MODE_MINOR : UFFDIO_REGISTER_MODE_WP;
+    reg.mode = minor ? UFFDIO_REGISTER_MODE_MINOR
+                     : UFFDIO_REGISTER_MODE_WP | (evict ? UFFDIO_REGISTER_MODE_MISSING : 0);
     if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
       return Errno(absl::StrCat("UFFDIO_REGISTER of guest slot ", r.slot));
     }
     registered_ = true;
     if (!minor && !(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT))) {
       return absl::FailedPreconditionError(
-          "--sampler=wp: this kernel cannot write-protect anonymous memory through "
-          "userfaultfd (Linux 5.7 or later; use --sampler=ring)");
+          absl::StrCat("--sampler=", name(),
+                       ": this kernel cannot write-protect anonymous memory through "
+                       "userfaultfd (Linux 5.7 or later; use --sampler=ring)"));
+    }
+    if (evict && (reg.ioctls & (1ull << _UFFDIO_COPY | 1ull << _UFFDIO_ZEROPAGE)) !=
+                     (1ull << _UFFDIO_COPY | 1ull << _UFFDIO_ZEROPAGE)) {
+      return absl::FailedPreconditionError(
+          "--sampler=evict: this kernel cannot fill anonymous memory through userfaultfd "
+          "(UFFDIO_COPY); use --sampler=wp");
     }
   }
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -149,7 +163,9 @@ absl::Status HintFaultSampler::Calibrate() {
   uffdio_register reg{};
   reg.range.start = reinterpret_cast<uint64_t>(page);
   reg.range.len = kGuestPageBytes;
-  reg.mode = minor ? UFFDIO_REGISTER_MODE_MINOR : UFFDIO_REGISTER_MODE_WP;
+  reg.mode = minor                         ? UFFDIO_REGISTER_MODE_MINOR
+             : kind_ == HintFaults::kEvict ? UFFDIO_REGISTER_MODE_MISSING
+                                           : UFFDIO_REGISTER_MODE_WP;
   if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
     ::munmap(map, kGuestPageBytes);
     return Errno("UFFDIO_REGISTER (fault calibration)");
@@ -163,7 +179,7 @@ absl::Status HintFaultSampler::Calibrate() {
   for (int i = 0; i < kFaults; ++i) {
     if (!Protect(page, kGuestPageBytes).ok()) break;
     const auto t0 = std::chrono::steady_clock::now();
-    if (kind_ == HintFaults::kMinor) {
+    if (kind_ != HintFaults::kWriteProtect) {
       const uint8_t read = touch[0];  // a read
       (void)read;
     } else {
@@ -193,15 +209,16 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
     const uint64_t offset = range.first - r->first_gfn();
     const uint64_t count = std::min(range.count, r->pages() - offset);
     uint8_t* host = r->host + offset * kGuestPageBytes;
-    if (count <= kMaxRunPages && r->page_bytes == kGuestPageBytes) {
+    if ((count <= kMaxRunPages || kind_ == HintFaults::kEvict) &&
+        r->page_bytes == kGuestPageBytes) {
       // A probe, or a run of neighbouring probe pages (scan_control.h). A
       // page still armed since an earlier sweep stays as it is. A page not
       // in the page cache (or never touched) is not armed at all: its first
       // touch is a missing fault, which neither kind sees. The rest is
       // armed with one call per stretch of neighbours - one call for the
       // whole run in the usual case.
-      unsigned char resident[kMaxRunPages];
-      if (::mincore(host, count * kGuestPageBytes, resident) != 0) continue;
+      std::vector<unsigned char> resident(count);
+      if (::mincore(host, count * kGuestPageBytes, resident.data()) != 0) continue;
       uint64_t i = 0;
       while (i < count) {
         const uint64_t start = i;
@@ -211,11 +228,12 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
         }
         if (i > start) {
           const uint64_t pages = i - start;
-          if (absl::Status s = Protect(host + start * kGuestPageBytes, pages * kGuestPageBytes);
-              !s.ok()) {
-            return s;
-          }
-          armed += pages;
+          absl::Status s = kind_ == HintFaults::kEvict
+                               ? Evict(host + start * kGuestPageBytes, range.first + start, pages)
+                               : Protect(host + start * kGuestPageBytes, pages * kGuestPageBytes);
+          if (!s.ok()) return s;
+          // (An eviction that could not read the run left it as it was.)
+          if (IsArmed(range.first + start)) armed += pages;
         } else {
           ++i;  // armed already, or not resident
         }
@@ -235,7 +253,9 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
 }
 
 absl::Status HintFaultSampler::Protect(uint8_t* start, uint64_t len) {
-  if (kind_ == HintFaults::kMinor) {
+  // (evict: only the calibration's scratch page comes here, its contents
+  // are not kept.)
+  if (kind_ != HintFaults::kWriteProtect) {
     // Zaps the mappings only; the memfd keeps the data, so the next access
     // is a minor fault reported to us.
     if (::madvise(start, len, MADV_DONTNEED) != 0) {
@@ -257,6 +277,14 @@ void HintFaultSampler::Stop() {
   if (uffd_ < 0) return;
   // Unregistering wakes every thread waiting on a fault; their retry maps the
   // page from the page cache without us.
+  if (registered_ && kind_ == HintFaults::kEvict && handler_.joinable()) {
+    // Every evicted page back before the memory is let go (after, a touch
+    // would find zeros): the handler thread does it, then ends.
+    bring_back_.store(true);
+    uint64_t one = 1;
+    (void)!::write(stop_fd_, &one, sizeof(one));
+    handler_.join();
+  }
   if (registered_) {
     // Write-protected probes left as they were would fault on nobody's
     // watch (the kernel resolves them once unregistered, but not every

@@ -12,6 +12,17 @@
 //    and the handler lifts the protection. Reads are not seen. Unlike the
 //    dirty ring, only the probes fault, so the cost follows the scan rate
 //    and the stall budget (policy/scan_rate.h) bounds it.
+//  - evict (`evict`, anonymous memory, reads too): each probe is
+//    write-protected for a moment, its contents and node saved
+//    (evicted_pages.h) and the page freed (MADV_DONTNEED); the next access
+//    is a userfaultfd missing fault that names the page, the thread and
+//    whether it was a write, and UFFDIO_COPY puts the saved contents back
+//    on the node the page was on - the way QEMU's post-copy migration
+//    brings pages in. Stop puts every page still evicted back before it
+//    lets go of the memory. A first touch of memory never touched is a
+//    missing fault too, and not a sample: a read gets the zero page, a
+//    write zeroed pages (up to 64 KiB of untouched neighbours) on the
+//    writer's node, as the kernel's first touch would.
 // KVM reaches the guest's memory through the same page tables, so a vCPU's
 // access faults on its own thread either way. Arming is in
 // hint_fault_sampler.cc, the fault side (the handler thread) in
@@ -22,16 +33,19 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "balancer/sampling/access_sampler.h"
 #include "balancer/sampling/blocked_vcpu.h"
+#include "balancer/sampling/evicted_pages.h"
 #include "balancer/sampling/guest_ram.h"
 
 namespace numavm {
@@ -39,6 +53,7 @@ namespace numavm {
 enum class HintFaults {
   kMinor,         // memfd or hugetlbfs: reads and writes
   kWriteProtect,  // anonymous memory: writes
+  kEvict,         // anonymous memory (4 KiB pages): reads and writes
 };
 
 class HintFaultSampler final : public AccessSampler {
@@ -56,7 +71,9 @@ class HintFaultSampler final : public AccessSampler {
       HintFaults kind = HintFaults::kMinor);
   ~HintFaultSampler() override;
 
-  absl::string_view name() const override { return kind_ == HintFaults::kMinor ? "hint" : "wp"; }
+  absl::string_view name() const override {
+    return kind_ == HintFaults::kMinor ? "hint" : kind_ == HintFaults::kEvict ? "evict" : "wp";
+  }
   std::vector<GfnRange> Coverage() const override { return GfnRanges(ram_); }
   uint64_t ArmAlignment() const override;
   absl::Status Start() override;
@@ -97,6 +114,21 @@ class HintFaultSampler final : public AccessSampler {
   void Continue(uint64_t start, uint64_t len);
   // Lifts the write protection of every probe still armed (write-protect).
   void UnprotectArmed();
+  // evict: saves and frees the resident pages [host, host + pages) of guest
+  // pages from `gfn` on.
+  absl::Status Evict(uint8_t* host, uint64_t gfn, uint64_t pages);
+  // evict: answers a missing fault at `page` (the page's host address) with
+  // its saved contents on its node, or with the zero page if it was not
+  // evicted; true if it had been.
+  bool BringBack(uint64_t page, uint64_t gfn, bool write, pid_t tid);
+  // evict: answers a missing fault at a page never evicted with zeros.
+  void ZeroFill(uint64_t page, uint64_t gfn, bool write, pid_t tid);
+  // evict: the host node thread `tid` last ran on (-1: unknown).
+  int NodeOfThread(pid_t tid);
+  // evict: puts every evicted page back (Stop), on the handler thread.
+  void BringAllBack();
+  // The node the handler thread's UFFDIO_COPY allocates on (-1: its own).
+  void AllocateOn(int node);
 
   const std::vector<GuestRamRegion> ram_;
   const HintFaults kind_;
@@ -121,6 +153,17 @@ class HintFaultSampler final : public AccessSampler {
   // reported).
   uint8_t* scratch_ = nullptr;
   absl::Duration fault_cost_ = absl::Microseconds(55);
+  // evict: the saved probes; a page's eviction (protect, save, free) holds
+  // evict_mu_, so that a write that faults meanwhile waits for it to end.
+  EvictedPages evicted_;
+  absl::Mutex evict_mu_;
+  int allocate_on_ = -1;  // handler thread only
+  struct ThreadNode {
+    std::chrono::steady_clock::time_point read;
+    int node = -1;
+  };
+  absl::flat_hash_map<pid_t, ThreadNode> thread_nodes_;  // handler thread only
+  std::atomic<bool> bring_back_{false};
 
   mutable absl::Mutex mu_;
   AccessBatch pending_ ABSL_GUARDED_BY(mu_);

@@ -22,7 +22,13 @@ constexpr size_t kMessagesPerRead = 64;
 }  // namespace
 
 void HintFaultSampler::Resolve(uint64_t start, uint64_t len) {
-  if (kind_ == HintFaults::kMinor) {
+  if (kind_ == HintFaults::kEvict) {
+    // (evict: the calibration's scratch page, its contents not kept.)
+    uffdio_zeropage zero{};
+    zero.range.start = start;
+    zero.range.len = len;
+    if (::ioctl(uffd_, UFFDIO_ZEROPAGE, &zero) == 0) return;
+  } else if (kind_ == HintFaults::kMinor) {
     uffdio_continue cont{};
     cont.range.start = start;
     cont.range.len = len;
@@ -96,7 +102,7 @@ void HintFaultSampler::Continue(uint64_t start, uint64_t len) {
 
 void HintFaultSampler::Remap(uint8_t* host, uint64_t bytes) {
   // A move keeps an anonymous page's mapping (and its protection).
-  if (uffd_ < 0 || !registered_ || kind_ == HintFaults::kWriteProtect) return;
+  if (uffd_ < 0 || !registered_ || kind_ != HintFaults::kMinor) return;
   const uint64_t lo = reinterpret_cast<uint64_t>(host), hi = lo + bytes;
   for (const GuestRamRegion& r : ram_) {
     if (r.page_bytes != kGuestPageBytes) continue;
@@ -154,9 +160,26 @@ void HintFaultSampler::HandleFault(uint64_t address, uint64_t flags, pid_t tid) 
   }
   const uint64_t base = reinterpret_cast<uint64_t>(region->host);
   const uint64_t page_start = (address - base) / region->page_bytes * region->page_bytes;
-  Resolve(base + page_start, region->page_bytes);
   AccessSample s;
   s.gfn = (region->gpa + page_start) / kGuestPageBytes;
+  if (kind_ != HintFaults::kEvict) {
+    Resolve(base + page_start, region->page_bytes);
+  } else if (flags & UFFD_PAGEFAULT_FLAG_WP) {
+    // A write that met an eviction: once it is over the page is gone, and
+    // lifting the protection wakes the writer to fault for it (the sample).
+    { absl::MutexLock wait(&evict_mu_); }
+    uffdio_writeprotect wp{};
+    wp.range.start = base + page_start;
+    wp.range.len = kGuestPageBytes;
+    wp.mode = 0;
+    if (::ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+      uffdio_range wake{base + page_start, kGuestPageBytes};
+      ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+    }
+    return;
+  } else if (!BringBack(base + page_start, s.gfn, flags & UFFD_PAGEFAULT_FLAG_WRITE, tid)) {
+    return;  // not a probe: a first touch
+  }
   for (uint64_t i = 0; i < region->page_bytes / kGuestPageBytes; ++i) ClearArmed(s.gfn + i);
   s.vcpu = vcpu_of_thread_ ? vcpu_of_thread_(tid) : kUnknownVcpu;
   FaultOwner inferred;
@@ -192,7 +215,10 @@ void HintFaultSampler::HandlerLoop() {
       if (errno == EINTR) continue;
       return;
     }
-    if (fds[1].revents != 0) return;
+    if (fds[1].revents != 0) {
+      if (bring_back_.load()) BringAllBack();
+      return;
+    }
     ssize_t n = ::read(uffd_, messages, sizeof(messages));
     if (n <= 0) continue;  // EAGAIN: another wake-up took it
     for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(uffd_msg); ++i) {

@@ -9,20 +9,22 @@
 namespace numavm {
 
 // hint: userfaultfd minor faults (memfd, hugetlbfs); wp: userfaultfd
-// write-protect faults (anonymous memory); prot: PROT_NONE hinting faults
-// (any backing, reads too; Linux 6.8+); ring: KVM's per-vCPU dirty ring;
-// dirtylog: KVM's VM-wide dirty log.
-enum class SamplerKind { kOff, kHint, kWriteProtect, kProtNone, kRing, kDirtyLog };
+// write-protect faults (anonymous memory); evict: userfaultfd missing
+// faults on probes saved and freed (anonymous memory, reads too); prot:
+// PROT_NONE hinting faults (reads too, where KVM names the faulting page);
+// ring: KVM's per-vCPU dirty ring; dirtylog: KVM's VM-wide dirty log.
+enum class SamplerKind { kOff, kHint, kWriteProtect, kEvict, kProtNone, kRing, kDirtyLog };
 
 inline absl::StatusOr<SamplerKind> ParseSamplerKind(absl::string_view name) {
   if (name == "off") return SamplerKind::kOff;
   if (name == "hint") return SamplerKind::kHint;
   if (name == "wp") return SamplerKind::kWriteProtect;
+  if (name == "evict") return SamplerKind::kEvict;
   if (name == "prot") return SamplerKind::kProtNone;
   if (name == "ring") return SamplerKind::kRing;
   if (name == "dirtylog") return SamplerKind::kDirtyLog;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown sampler '", name, "' (expected hint, wp, prot, ring, dirtylog or off)"));
+      "unknown sampler '", name, "' (expected hint, wp, evict, prot, ring, dirtylog or off)"));
 }
 
 inline absl::string_view SamplerKindName(SamplerKind kind) {
@@ -33,6 +35,8 @@ inline absl::string_view SamplerKindName(SamplerKind kind) {
       return "hint";
     case SamplerKind::kWriteProtect:
       return "wp";
+    case SamplerKind::kEvict:
+      return "evict";
     case SamplerKind::kProtNone:
       return "prot";
     case SamplerKind::kRing:

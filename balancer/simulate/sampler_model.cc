@@ -154,10 +154,11 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
     return;
   }
 
-  // hint, prot, wp and dirtylog: the armed ranges against the covered
-  // segments; a touched (hint, prot) or written (wp, dirtylog) page is
-  // reported and disarmed, the rest stay armed.
-  const bool hint = kind_ == SamplerKind::kHint || kind_ == SamplerKind::kProtNone;
+  // hint, evict, prot, wp and dirtylog: the armed ranges against the
+  // covered segments; a touched (hint, evict, prot) or written (wp,
+  // dirtylog) page is reported and disarmed, the rest stay armed.
+  const bool hint = kind_ == SamplerKind::kHint || kind_ == SamplerKind::kEvict ||
+                    kind_ == SamplerKind::kProtNone;
   const bool attributed = faults();
   std::vector<GfnRange> still;
   auto keep = [&](uint64_t first, uint64_t end) {

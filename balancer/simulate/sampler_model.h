@@ -59,7 +59,7 @@ class SamplerModel {
   // The samplers that arm probes and pay a userfault per sample.
   bool faults() const {
     return kind_ == SamplerKind::kHint || kind_ == SamplerKind::kWriteProtect ||
-           kind_ == SamplerKind::kProtNone;
+           kind_ == SamplerKind::kEvict || kind_ == SamplerKind::kProtNone;
   }
   // The workload of `phase` runs over [from, to): appends what the sampler
   // reports to `out`, and charges its faults to the vCPUs' stall time.

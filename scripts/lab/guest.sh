@@ -9,7 +9,11 @@
 #   off, off-anon        nothing balances (memfd / anonymous memory)
 #   hard, inverse        vCPUs and memory bound as autonuma-benchmark does
 #   numavm               numavm --balance on at its defaults (memfd, hints)
-#   numavm-anon          the same on anonymous memory (per-vCPU dirty ring)
+#   numavm-anon          the same on anonymous memory (its anon default:
+#                        PROT_NONE probes where the kernel's KVM names the
+#                        faulting page - the newest stack - else wp)
+#   numavm-evict         ... on anonymous memory with the evict sampler
+#                        (userfaultfd missing faults: reads too, any kernel)
 #   numavm-thp           ... on anonymous memory with transparent hugepages
 #   numavm-extra         numavm on memfd with lab.numavm's extra flags
 #   numavm-window        numavm with the fixed-window scanner (lab.window)
@@ -230,6 +234,7 @@ for run in $(echo "$PLAN" | tr ',' ' '); do
     inverse) cpuset=; extra="--balance off --sampler off --placement inverse" ;;
     numavm) extra="--balance on" ;;
     numavm-anon) extra="--balance on --backing anon" ;;
+    numavm-evict) extra="--balance on --backing anon --sampler evict" ;;
     numavm-thp) extra="--balance on --backing thp"; echo madvise > /sys/kernel/mm/transparent_hugepage/enabled ;;
     numavm-extra) extra="--balance on ${NUMAVM_EXTRA:-}" ;;
     numavm-window) extra="--balance on --scan-window $WINDOW --scan-period 500ms" ;;

@@ -24,9 +24,10 @@ class IntegrityTest : public ::testing::TestWithParam<std::string> {
 // The verify workload under the most aggressive setting (the whole of RAM
 // armed every 10 ms) for 60 s of guest time: not one mismatch.
 TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
-  // Write-protect faults are for anonymous memory, and so is the PROT_NONE
-  // sampler's default use.
-  const std::string backing = GetParam() == "wp" || GetParam() == "prot" ? "anon" : "memfd";
+  // Write-protect and evict faults are for anonymous memory, and so is the
+  // PROT_NONE sampler's default use.
+  const std::string backing =
+      GetParam() == "wp" || GetParam() == "evict" || GetParam() == "prot" ? "anon" : "memfd";
   testing::ProcessResult r = testing::RunNumavm(
       {"run",           "--report=json", "--quiet-console", "--duration", "300s",
        "--payload",     "verify",        "--vcpus",         "2",          "--memory",
@@ -51,7 +52,7 @@ TEST_P(IntegrityTest, VerifyHasNoMismatchesUnderAggressiveSampling) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, IntegrityTest,
-                         ::testing::Values("hint", "wp", "prot", "ring", "dirtylog"),
+                         ::testing::Values("hint", "wp", "evict", "prot", "ring", "dirtylog"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -17,10 +17,11 @@ using testing::RunNumavm;
 
 nlohmann::json RunJson(const std::vector<std::string>& args) {
   std::vector<std::string> all = {"run", "--report=json", "--quiet-console", "--duration", "300s"};
-  // Write-protect faults are for anonymous memory, and PROT_NONE faults
-  // are what sees reads there (flags before any "--").
+  // Write-protect faults are for anonymous memory, and evict and PROT_NONE
+  // faults are what sees reads there (flags before any "--").
   for (size_t i = 0; i + 1 < args.size() && args[i] != "--"; ++i) {
-    if (args[i] == "--sampler" && (args[i + 1] == "wp" || args[i + 1] == "prot")) {
+    if (args[i] == "--sampler" &&
+        (args[i + 1] == "wp" || args[i + 1] == "evict" || args[i + 1] == "prot")) {
       all.insert(all.end(), {"--backing", "anon"});
     }
   }
@@ -67,16 +68,17 @@ TEST_P(SamplerCliTest, Numa02IsSeenAndCounted) {
   }
 }
 
-TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByMinorAndProtNoneHintingFaults) {
+TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByMinorEvictAndProtNoneHintingFaults) {
   nlohmann::json j = RunJson({"--payload", "numa02_read", "--vcpus", "2", "--memory", "64M",
                               "--sampler", GetParam(), "--scan-window", "16M", "--scan-period",
                               "100ms", "--", "size=8M", "seconds=2"});
   ASSERT_EQ(j["end"], "completed");
   Counts c = CountsOf(j);
   constexpr uint64_t kHeapPages = (8ull << 20) / 4096;
-  if (GetParam() == "hint") {
+  if (GetParam() == "hint" || GetParam() == "evict") {
     // Reads of the heap's pages, window after window (at least as many
-    // samples as pages, even on a loaded machine).
+    // samples as pages, even on a loaded machine); evict on anonymous
+    // memory as hint on memfd.
     EXPECT_GT(c.reads, kHeapPages);
     EXPECT_LT(c.writes, c.reads / 10);
   } else if (GetParam() == "prot") {
@@ -93,7 +95,7 @@ TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByMinorAndProtNoneHintingFaults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, SamplerCliTest,
-                         ::testing::Values("hint", "wp", "prot", "ring", "dirtylog"));
+                         ::testing::Values("hint", "wp", "evict", "prot", "ring", "dirtylog"));
 
 // An idle VM is not scanned: after its first touch, no window is armed while
 // its vCPUs sleep; a busy VM is scanned every period.

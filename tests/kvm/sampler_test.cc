@@ -41,9 +41,10 @@ Observed RunProbe(SamplerKind kind, bool write) {
   options.vm.vcpus = kVcpus;
   options.vm.memory_bytes = 32ull << 20;
   options.vm.echo_console = false;
-  // Write-protect faults are for anonymous memory, and PROT_NONE faults are
-  // what sees reads there.
-  if (kind == SamplerKind::kWriteProtect || kind == SamplerKind::kProtNone) {
+  // Write-protect faults are for anonymous memory, and evict and PROT_NONE
+  // faults are what sees reads there.
+  if (kind == SamplerKind::kWriteProtect || kind == SamplerKind::kEvict ||
+      kind == SamplerKind::kProtNone) {
     options.vm.backing = Backing::kAnon;
   }
   options.vm.payload_args = absl::StrCat("pages=", kPages, " write=", write ? 1 : 0, " seconds=2");
@@ -141,6 +142,15 @@ TEST_F(SamplerTest, ProtNoneFaultsSeeEveryReadWithItsVcpuOnAnonymousMemory) {
   Observed o = RunProbe(SamplerKind::kProtNone, /*write=*/false);
   ExpectExactCoverage(o, true, AccessKind::kRead);
   EXPECT_EQ(o.stats.unattributed, 0u);
+}
+
+// On any kernel: every page a vCPU only reads, on anonymous memory, is seen
+// with that vCPU as a read, and every page it writes as a write.
+TEST_F(SamplerTest, EvictFaultsSeeEveryReadAndWriteWithItsVcpuOnAnonymousMemory) {
+  Observed reads = RunProbe(SamplerKind::kEvict, /*write=*/false);
+  ExpectExactCoverage(reads, true, AccessKind::kRead);
+  EXPECT_EQ(reads.stats.unattributed, 0u);
+  ExpectExactCoverage(RunProbe(SamplerKind::kEvict, /*write=*/true), true, AccessKind::kWrite);
 }
 
 TEST_F(SamplerTest, DirtyRingSeesEveryWriteWithItsVcpu) {
@@ -247,8 +257,8 @@ TEST_F(SamplerTest, WriteProtectProbesKeepTransparentHugePagesWhole) {
 // the run is reported again in later windows (minor and write-protect
 // hinting faults alike; only the probes fault, not all of RAM).
 TEST_F(SamplerTest, HintWindowsRearmEachPeriod) {
-  for (SamplerKind kind :
-       {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kProtNone}) {
+  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kEvict,
+                           SamplerKind::kProtNone}) {
     if (kind == SamplerKind::kProtNone && !KvmNamesFaultingPages()) continue;
     Observed o = RunProbe(kind, /*write=*/true);
     std::map<uint64_t, int> times;
@@ -304,11 +314,12 @@ TEST(HugetlbSamplerTest, HintFaultsReportHugePages) {
 // the guest's data stays intact.
 TEST(SamplerLifecycleTest, StartsAndStopsWhileVcpusRun) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
-  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kProtNone,
-                           SamplerKind::kRing, SamplerKind::kDirtyLog}) {
+  for (SamplerKind kind : {SamplerKind::kHint, SamplerKind::kWriteProtect, SamplerKind::kEvict,
+                           SamplerKind::kProtNone, SamplerKind::kRing, SamplerKind::kDirtyLog}) {
     if (kind == SamplerKind::kProtNone && !KvmNamesFaultingPages()) continue;
     RunOptions options;
-    if (kind == SamplerKind::kWriteProtect || kind == SamplerKind::kProtNone) {
+    if (kind == SamplerKind::kWriteProtect || kind == SamplerKind::kEvict ||
+        kind == SamplerKind::kProtNone) {
       options.vm.backing = Backing::kAnon;
     }
     options.vm.vcpus = 2;

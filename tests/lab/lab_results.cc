@@ -89,9 +89,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
   // One row per case, the last run of it (a re-run replaces an earlier
   // one), ordered by nodes, workload as first seen, and mode.
   static const std::vector<std::string> kModes = {
-      "off",         "off-anon",   "hard",         "inverse",         "numavm",
-      "numavm-anon", "numavm-thp", "numavm-extra", "numavm-window",   "kernel",
-      "kernel-thp",  "numad",      "churn",        "churn-protected", "churn-unmapped"};
+      "off",           "off-anon",     "hard",       "inverse",      "numavm",
+      "numavm-anon",   "numavm-evict", "numavm-thp", "numavm-extra", "numavm-window",
+      "kernel",        "kernel-thp",   "numad",      "churn",        "churn-protected",
+      "churn-unmapped"};
   auto mode_rank = [](const std::string& m) {
     auto it = std::find(kModes.begin(), kModes.end(), m);
     return it == kModes.end() ? kModes.size() : static_cast<size_t>(it - kModes.begin());
