@@ -47,36 +47,50 @@ absl::StatusOr<std::string> PrepareSampling(RunOptions& options) {
     if (s.sampler_chosen) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--sampler=hint needs --backing=memfd or hugetlb (", BackingName(options.vm.backing),
-          " memory has no page cache for userfaultfd minor faults); use --sampler=wp, "
+          " memory has no page cache for userfaultfd minor faults); use --sampler=evict, wp, "
           "ring, dirtylog or off"));
     }
-    // PROT_NONE hinting faults on the same probes where KVM names the
-    // faulting page (vmm/fault_probe.h): reads and writes, with the vCPU that made
-    // them, as the kernel's balancing sees them. Else write-protect
-    // hinting faults: writes only. Either at a cost the stall budget
-    // bounds (the dirty ring would make every first write to any page a
-    // fault).
-    if (options.kernel.empty() && KvmNamesFaultingPages()) {
+    // anon: evict hinting faults - the probes saved and freed, their next
+    // access a missing fault - which see reads and writes with the vCPU
+    // that made them, as the kernel's balancing sees them, on any kernel.
+    // thp (evicting part of a huge page would split it): PROT_NONE
+    // hinting faults where KVM names the faulting page
+    // (vmm/fault_probe.h), else write-protect hinting faults, writes
+    // only. Linux guests: write-protect (evict and prot are for payload
+    // guests for now). Each at a cost the stall budget bounds (the dirty
+    // ring would make every first write to any page a fault).
+    const std::string why =
+        absl::StrCat("sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
+                     BackingName(options.vm.backing), " uses ");
+    if (options.kernel.empty() && options.vm.backing == Backing::kAnon) {
+      s.sampler = SamplerKind::kEvict;
+      note = absl::StrCat(why,
+                          "evict hinting faults (evict), which see reads and writes: each probe "
+                          "is saved and freed, and its next access brings it back");
+    } else if (options.kernel.empty() && KvmNamesFaultingPages()) {
       s.sampler = SamplerKind::kProtNone;
-      note = absl::StrCat(
-          "sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
-          BackingName(options.vm.backing),
-          " uses PROT_NONE hinting faults (prot), which see reads and writes (not told apart)");
+      note = absl::StrCat(why,
+                          "PROT_NONE hinting faults (prot), which see reads and writes (not told "
+                          "apart)");
     } else {
       s.sampler = SamplerKind::kWriteProtect;
-      note = absl::StrCat("sampler: minor hinting faults need memfd or hugetlb backing; --backing=",
-                          BackingName(options.vm.backing),
-                          " uses write-protect hinting faults (wp), which see writes only (reads "
-                          "are not seen: a region only read is not balanced",
+      note = absl::StrCat(why,
+                          "write-protect hinting faults (wp), which see writes only (reads are "
+                          "not seen: a region only read is not balanced",
                           options.kernel.empty()
                               ? "; this KVM does not name the page of a PROT_NONE fault)"
-                              : "; PROT_NONE faults are not for Linux guests)");
+                              : "; evict and PROT_NONE faults are not for Linux guests yet)");
     }
   }
   if (s.sampler == SamplerKind::kProtNone && !options.kernel.empty()) {
     return absl::InvalidArgumentError(
         "--sampler=prot is not for Linux guests (--kernel): any of their pages may be one KVM's "
         "instruction emulator reads; use --sampler=hint, wp or ring");
+  }
+  if (s.sampler == SamplerKind::kEvict && !options.kernel.empty()) {
+    return absl::InvalidArgumentError(
+        "--sampler=evict is not for Linux guests (--kernel) yet: it is tested with payload "
+        "guests only; use --sampler=hint, wp or ring");
   }
   if (s.sampler == SamplerKind::kEvict && options.vm.backing != Backing::kAnon) {
     return absl::InvalidArgumentError(absl::StrCat(

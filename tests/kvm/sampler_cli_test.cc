@@ -130,8 +130,10 @@ TEST(SamplerBacking, WriteProtectOnMemfdIsAClearError) {
 }
 
 // Anonymous memory (QEMU's default) has no page cache for minor hinting
-// faults: the default is PROT_NONE hinting faults on the same probes where
-// KVM names the faulting page (vmm/fault_probe.h), which see reads too, else
+// faults: on anon the default is evict hinting faults on the same probes,
+// which see reads and writes on any kernel; on thp (where evicting a part
+// would split a huge page) PROT_NONE hinting faults where KVM names the
+// faulting page (vmm/fault_probe.h), which see reads too, else
 // write-protect hinting faults, and the report says reads are not seen.
 // Either way the samples name their vCPU, and only armed probes fault -
 // every sample is a page armed - where the dirty ring made every first
@@ -139,13 +141,17 @@ TEST(SamplerBacking, WriteProtectOnMemfdIsAClearError) {
 TEST(SamplerBacking, DefaultSamplerOnAnonymousMemoryIsAHintingFaultThatSeesWhatItCan) {
   if (!testing::KvmAvailable()) GTEST_SKIP() << "/dev/kvm is not available";
   const bool prot = KvmNamesFaultingPages();
-  for (const char* backing : {"anon", "thp"}) {
+  for (const std::string backing : {"anon", "thp"}) {
     nlohmann::json j =
         RunJson({"--backing", backing, "--memory", "32M", "--", "size=4M", "iterations=2"});
-    EXPECT_EQ(j["sampling"]["sampler"], prot ? "prot" : "wp") << backing;
+    const std::string expected = backing == "anon" ? "evict" : prot ? "prot" : "wp";
+    EXPECT_EQ(j["sampling"]["sampler"], expected) << backing;
     ASSERT_FALSE(j["notes"].empty()) << backing;
     const std::string note = j["notes"][0].get<std::string>();
-    if (prot) {
+    if (expected == "evict") {
+      EXPECT_NE(note.find("evict hinting faults"), std::string::npos) << note;
+      EXPECT_NE(note.find("see reads and writes"), std::string::npos) << note;
+    } else if (expected == "prot") {
       EXPECT_NE(note.find("PROT_NONE hinting faults"), std::string::npos) << note;
       EXPECT_NE(note.find("see reads and writes"), std::string::npos) << note;
     } else {
@@ -157,6 +163,15 @@ TEST(SamplerBacking, DefaultSamplerOnAnonymousMemoryIsAHintingFaultThatSeesWhatI
     EXPECT_LE(samples, j["sampling"]["pages_armed"].get<uint64_t>()) << backing;
     EXPECT_EQ(j["sampling"]["unattributed"].get<uint64_t>(), 0u) << backing;
   }
+}
+
+TEST(SamplerBacking, EvictOnALinuxGuestOrOnHugePagesIsAClearError) {
+  ProcessResult r = RunNumavm({"run", "--backing", "thp", "--sampler", "evict"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--sampler=evict needs --backing=anon"), std::string::npos) << r.err;
+  r = RunNumavm({"run", "--backing", "anon", "--sampler", "evict", "--kernel", "/nonexistent"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--sampler=evict is not for Linux guests"), std::string::npos) << r.err;
 }
 
 }  // namespace
