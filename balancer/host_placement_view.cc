@@ -110,12 +110,24 @@ absl::Status HostPlacementView::MoveProtected(MoveFence* fence, const std::vecto
 absl::StatusOr<MigrationOutcome> HostPlacementView::MovePages(
     const std::vector<std::pair<uint64_t, int>>& moves, absl::Duration now) {
   std::vector<PageMove> host_moves;
+  uint64_t held = 0;
   for (const auto& [gfn, node_index] : moves) {
     uintptr_t a = HostAddress(gfn);
     if (a == 0 || node_index < 0 || node_index >= topology_.node_count()) continue;
-    host_moves.push_back(PageMove{a, topology_.nodes[node_index].id});
+    const int node = topology_.nodes[node_index].id;
+    if (held_ && held_(gfn, node)) {
+      ++held;
+      continue;
+    }
+    host_moves.push_back(PageMove{a, node});
   }
-  return migrator_.Migrate(host_moves, now);
+  absl::StatusOr<MigrationOutcome> out = migrator_.Migrate(host_moves, now);
+  if (out.ok() && held > 0) {
+    out->moved += held;
+    out->bytes_moved += held * kGuestPageBytes;
+    held_moves_ += held;
+  }
+  return out;
 }
 
 }  // namespace numavm

@@ -21,6 +21,9 @@ namespace numavm {
 class HostPlacementView final : public PlacementView {
  public:
   using VcpuThreads = std::function<std::vector<pid_t>()>;
+  // Takes a move of guest page `gfn` to host node `node` for a page held
+  // away from the guest (AccessSampler::MoveHeld); false: not held.
+  using HeldPages = std::function<bool(uint64_t gfn, int node)>;
 
   HostPlacementView(const Topology& topology, std::vector<GuestRamRegion> ram, VcpuThreads threads,
                     RateLimiter* limiter);
@@ -61,6 +64,13 @@ class HostPlacementView final : public PlacementView {
   // for (SpareCpus); protected and unmapped moves use one.
   void set_migrate_threads(int threads) { migrator_.set_workers(threads); }
 
+  // Pages an access sampler holds away from the guest (the evict probes)
+  // are not where move_pages finds them: a move of one is the sampler's,
+  // which brings the page back on the node asked for. They count as moved.
+  void set_held_pages(HeldPages held) { held_ = std::move(held); }
+  // Moves so taken.
+  uint64_t held_moves() const { return held_moves_; }
+
   // Where the page moves' wall time went (call when no move is running).
   const MoveTimes& move_times() const { return migrator_.times(); }
 
@@ -70,6 +80,8 @@ class HostPlacementView final : public PlacementView {
   const Topology& topology_;
   const std::vector<GuestRamRegion> ram_;
   const VcpuThreads threads_;
+  HeldPages held_;
+  uint64_t held_moves_ = 0;
   std::vector<int> node_index_of_cpu_;
   std::unique_ptr<UnmappedMoves> unmapped_;
   std::unique_ptr<ProtectedMoves> protected_;

@@ -30,6 +30,9 @@ std::vector<std::string> SetUpPageMoves(const RunOptions& options, VirtualMachin
   std::vector<std::string> notes;
   const bool moves = options.balance.mode == BalanceMode::kOn || options.migrate_churn;
   if (!moves) return notes;
+  if (sampler != nullptr) {
+    view.set_held_pages([sampler](uint64_t gfn, int node) { return sampler->MoveHeld(gfn, node); });
+  }
   if (alias != nullptr) {
     if (absl::Status u = view.MoveUnmapped(alias,
                                            [sampler](uint8_t* host, uint64_t bytes) {
@@ -79,6 +82,11 @@ std::vector<std::string> PageMovesEndNotes(const HostPlacementView& view, const 
         "protected page moves: %d windows, %.1f s of quiet gaps between them for the guest's "
         "page faults",
         windows, gaps));
+  }
+  if (const uint64_t h = view.held_moves(); h > 0) {
+    notes.push_back(absl::StrCat(h,
+                                 " page moves found the page evicted as a probe: it came back on "
+                                 "the node asked for at its next access"));
   }
   if (const uint64_t r = fence.repairs(); r > 0) {
     notes.push_back(absl::StrCat(

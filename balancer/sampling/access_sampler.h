@@ -66,6 +66,11 @@ class AccessSampler {
   // next access faults them back from the page cache. Called from the
   // thread that arms.
   virtual void Remap(uint8_t* host, uint64_t bytes) {}
+  // A move asks for guest page `gfn` on host node `node` while the sampler
+  // holds the page away from the guest (evict): the page comes back there.
+  // False (the default) where the sampler does not hold it: it moves where
+  // it is. Called from the thread that arms.
+  virtual bool MoveHeld(uint64_t gfn, int node) { return false; }
   // Stops watching and leaves guest memory as it was; safe while vCPUs run.
   virtual void Stop() = 0;
   virtual SamplerStats stats() const = 0;

@@ -1,6 +1,5 @@
 #include "balancer/sampling/evicted_pages.h"
 
-#include <cstring>
 #include <utility>
 
 namespace numavm {
@@ -11,20 +10,25 @@ constexpr size_t kMaxSpare = 1024;
 
 }  // namespace
 
-void EvictedPages::Put(uint64_t gfn, const uint8_t* host, int node) {
-  absl::MutexLock lock(&mu_);
-  Page& page = pages_[gfn];
-  if (!page.bytes) {
+std::unique_ptr<uint8_t[]> EvictedPages::Buffer() {
+  {
+    absl::MutexLock lock(&mu_);
     if (!spare_.empty()) {
-      page.bytes = std::move(spare_.back());
+      std::unique_ptr<uint8_t[]> bytes = std::move(spare_.back());
       spare_.pop_back();
-    } else {
-      page.bytes = std::make_unique<uint8_t[]>(kPageBytes);
+      return bytes;
     }
   }
+  return std::make_unique<uint8_t[]>(kPageBytes);
+}
+
+void EvictedPages::Put(uint64_t gfn, std::unique_ptr<uint8_t[]> bytes, int node) {
+  absl::MutexLock lock(&mu_);
+  Page& page = pages_[gfn];
+  if (page.bytes && spare_.size() < kMaxSpare) spare_.push_back(std::move(page.bytes));
   page.gfn = gfn;
   page.node = node;
-  std::memcpy(page.bytes.get(), host, kPageBytes);
+  page.bytes = std::move(bytes);
 }
 
 std::optional<EvictedPages::Page> EvictedPages::Take(uint64_t gfn) {
@@ -36,10 +40,18 @@ std::optional<EvictedPages::Page> EvictedPages::Take(uint64_t gfn) {
   return page;
 }
 
-void EvictedPages::Recycle(Page page) {
-  if (!page.bytes) return;
+bool EvictedPages::Retarget(uint64_t gfn, int node) {
   absl::MutexLock lock(&mu_);
-  if (spare_.size() < kMaxSpare) spare_.push_back(std::move(page.bytes));
+  auto it = pages_.find(gfn);
+  if (it == pages_.end()) return false;
+  it->second.node = node;
+  return true;
+}
+
+void EvictedPages::Recycle(std::unique_ptr<uint8_t[]> bytes) {
+  if (!bytes) return;
+  absl::MutexLock lock(&mu_);
+  if (spare_.size() < kMaxSpare) spare_.push_back(std::move(bytes));
 }
 
 std::vector<EvictedPages::Page> EvictedPages::TakeAll() {

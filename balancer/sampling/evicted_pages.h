@@ -27,13 +27,18 @@ class EvictedPages {
     std::unique_ptr<uint8_t[]> bytes;
   };
 
-  // Saves the page at `host` (kPageBytes) as guest page `gfn`'s contents.
-  // A page saved already is overwritten.
-  void Put(uint64_t gfn, const uint8_t* host, int node);
+  // A buffer of kPageBytes to read a page into (a spare one when there is).
+  std::unique_ptr<uint8_t[]> Buffer();
+  // Keeps `bytes` (a Buffer() holding the page) as guest page `gfn`'s
+  // contents, from host node `node`. A page saved already is replaced.
+  void Put(uint64_t gfn, std::unique_ptr<uint8_t[]> bytes, int node);
   // The saved page of `gfn`, taken out of the store; none if not evicted.
   std::optional<Page> Take(uint64_t gfn);
-  // Gives a taken page's buffer back for reuse (no allocation per probe).
-  void Recycle(Page page);
+  // A saved page of `gfn` now belongs on host node `node` (a move the
+  // balancer asked for while it was away); false if `gfn` is not saved.
+  bool Retarget(uint64_t gfn, int node);
+  // Gives a buffer back for reuse (no allocation per probe).
+  void Recycle(std::unique_ptr<uint8_t[]> bytes);
   // Every saved page, taken out.
   std::vector<Page> TakeAll();
   uint64_t size() const;

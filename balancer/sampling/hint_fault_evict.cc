@@ -35,19 +35,33 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
     for (uint64_t i = 0; i < pages; ++i) ClearArmed(gfn + i);
     return ErrnoStatus(errno, "UFFDIO_WRITEPROTECT of the probes to evict");
   }
-  // Read through the kernel, not by loads: a run another thread made
-  // inaccessible for a moment (a protected move) fails the read instead of
-  // this thread, and is left as it is.
-  std::vector<uint8_t> contents(len);
-  iovec local{contents.data(), len}, remote{host, len};
-  if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(len)) {
-    const int err = errno;
+  // Read through the kernel, not by loads, straight into the store's
+  // buffers: a run another thread made inaccessible for a moment (a
+  // protected move) fails the read instead of this thread, and is left as
+  // it is.
+  std::vector<std::unique_ptr<uint8_t[]>> saved(pages);
+  std::vector<iovec> local(pages);
+  for (uint64_t i = 0; i < pages; ++i) {
+    saved[i] = evicted_.Buffer();
+    local[i] = iovec{saved[i].get(), kGuestPageBytes};
+  }
+  int err = 0;
+  constexpr uint64_t kMaxIovecs = 1024;  // a call's most (UIO_MAXIOV)
+  for (uint64_t done = 0; done < pages && err == 0;) {
+    const uint64_t n = std::min(pages - done, kMaxIovecs);
+    iovec remote{host + done * kGuestPageBytes, n * kGuestPageBytes};
+    const ssize_t got = ::process_vm_readv(::getpid(), local.data() + done, n, &remote, 1, 0);
+    if (got != static_cast<ssize_t>(n * kGuestPageBytes)) err = got < 0 ? errno : EFAULT;
+    done += n;
+  }
+  if (err != 0) {
+    for (std::unique_ptr<uint8_t[]>& bytes : saved) evicted_.Recycle(std::move(bytes));
     wp.mode = 0;
     ::ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp);
     for (uint64_t i = 0; i < pages; ++i) ClearArmed(gfn + i);
     // Not an error of the sampler's: the run is simply not a probe now.
-    return err == EFAULT || err == 0 ? absl::OkStatus()
-                                     : ErrnoStatus(err, "process_vm_readv of the probes to evict");
+    return err == EFAULT ? absl::OkStatus()
+                         : ErrnoStatus(err, "process_vm_readv of the probes to evict");
   }
   std::vector<void*> at(pages);
   std::vector<int> node(pages, -1);
@@ -56,12 +70,12 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
     node.assign(pages, -1);
   }
   for (uint64_t i = 0; i < pages; ++i) {
-    evicted_.Put(gfn + i, contents.data() + i * kGuestPageBytes, node[i] >= 0 ? node[i] : -1);
+    evicted_.Put(gfn + i, std::move(saved[i]), node[i] >= 0 ? node[i] : -1);
   }
   if (::madvise(host, len, MADV_DONTNEED) != 0) {
     const int err = errno;
     for (uint64_t i = 0; i < pages; ++i) {
-      if (auto page = evicted_.Take(gfn + i)) evicted_.Recycle(*std::move(page));
+      if (auto page = evicted_.Take(gfn + i)) evicted_.Recycle(std::move(page->bytes));
       ClearArmed(gfn + i);
     }
     wp.mode = 0;  // the pages stay as they were; writers go on
@@ -88,6 +102,17 @@ void HintFaultSampler::AllocateOn(int node) {
   allocate_on_ = rc == 0 ? node : -2;  // unknown after a failure: set again next time
 }
 
+int HintFaultSampler::CopyIn(uint64_t dst, const void* src, uint64_t len) {
+  for (int again = 0;; ++again) {
+    uffdio_copy copy{};
+    copy.dst = dst;
+    copy.src = reinterpret_cast<uint64_t>(src);
+    copy.len = len;
+    if (::ioctl(uffd_, UFFDIO_COPY, &copy) == 0) return 0;
+    if (errno != EAGAIN || again == 16) return errno;
+  }
+}
+
 bool HintFaultSampler::BringBack(uint64_t page, uint64_t gfn, bool write, pid_t tid) {
   std::optional<EvictedPages::Page> saved = evicted_.Take(gfn);
   if (!saved) {
@@ -95,26 +120,20 @@ bool HintFaultSampler::BringBack(uint64_t page, uint64_t gfn, bool write, pid_t 
     return false;
   }
   AllocateOn(saved->node);
-  for (int again = 0;; ++again) {
-    uffdio_copy copy{};
-    copy.dst = page;
-    copy.src = reinterpret_cast<uint64_t>(saved->bytes.get());
-    copy.len = kGuestPageBytes;
-    if (::ioctl(uffd_, UFFDIO_COPY, &copy) == 0) break;
-    if (errno == EAGAIN && again < 16) continue;  // the mapping was changing
-    // EEXIST cannot happen while the page is evicted (only this thread
-    // fills it); anything else leaves the contents with us and the thread
-    // woken to fault again.
-    if (errno != EEXIST) {
-      evicted_.Put(gfn, saved->bytes.get(), saved->node);
-      uffdio_range wake{page, kGuestPageBytes};
-      ::ioctl(uffd_, UFFDIO_WAKE, &wake);
-      return false;
-    }
-    break;
+  if (const int err = CopyIn(page, saved->bytes.get(), kGuestPageBytes); err != 0) {
+    // Only this thread fills an evicted page, so not EEXIST; whatever it
+    // is, the contents stay with us and the thread is woken to fault again.
+    evicted_.Put(gfn, std::move(saved->bytes), saved->node);
+    uffdio_range wake{page, kGuestPageBytes};
+    ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+    return false;
   }
-  evicted_.Recycle(*std::move(saved));
+  evicted_.Recycle(std::move(saved->bytes));
   return true;
+}
+
+bool HintFaultSampler::MoveHeld(uint64_t gfn, int node) {
+  return kind_ == HintFaults::kEvict && evicted_.Retarget(gfn, node);
 }
 
 int HintFaultSampler::NodeOfThread(pid_t tid) {
@@ -159,11 +178,7 @@ void HintFaultSampler::ZeroFill(uint64_t page, uint64_t gfn, bool write, pid_t t
     static const std::vector<uint8_t>* zeros = new std::vector<uint8_t>(16 * kGuestPageBytes);
     AllocateOn(NodeOfThread(tid));
     for (const auto& [from, to] : {std::pair{lo, hi}, std::pair{page, page + kGuestPageBytes}}) {
-      uffdio_copy copy{};
-      copy.dst = from;
-      copy.src = reinterpret_cast<uint64_t>(zeros->data());
-      copy.len = to - from;
-      if (::ioctl(uffd_, UFFDIO_COPY, &copy) == 0) return;
+      if (CopyIn(from, zeros->data(), to - from) == 0) return;
       // A neighbour was filled meanwhile: the page alone.
     }
   } else {
@@ -184,13 +199,7 @@ void HintFaultSampler::BringAllBack() {
     const uint64_t host =
         reinterpret_cast<uint64_t>(r->host) + (page.gfn - r->first_gfn()) * kGuestPageBytes;
     AllocateOn(page.node);
-    for (int again = 0; again < 16; ++again) {
-      uffdio_copy copy{};
-      copy.dst = host;
-      copy.src = reinterpret_cast<uint64_t>(page.bytes.get());
-      copy.len = kGuestPageBytes;
-      if (::ioctl(uffd_, UFFDIO_COPY, &copy) == 0 || errno != EAGAIN) break;
-    }
+    CopyIn(host, page.bytes.get(), kGuestPageBytes);
     ClearArmed(page.gfn);
   }
   AllocateOn(-1);

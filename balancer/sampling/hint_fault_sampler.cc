@@ -217,8 +217,11 @@ absl::Status HintFaultSampler::Arm(const ScanPlan& plan) {
       // touch is a missing fault, which neither kind sees. The rest is
       // armed with one call per stretch of neighbours - one call for the
       // whole run in the usual case.
-      std::vector<unsigned char> resident(count);
-      if (::mincore(host, count * kGuestPageBytes, resident.data()) != 0) continue;
+      // (On the stack but for evict's longer runs.)
+      unsigned char on_stack[kMaxRunPages];
+      std::vector<unsigned char> on_heap(count > kMaxRunPages ? count : 0);
+      unsigned char* resident = on_heap.empty() ? on_stack : on_heap.data();
+      if (::mincore(host, count * kGuestPageBytes, resident) != 0) continue;
       uint64_t i = 0;
       while (i < count) {
         const uint64_t start = i;

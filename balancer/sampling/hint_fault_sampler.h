@@ -90,6 +90,8 @@ class HintFaultSampler final : public AccessSampler {
   // (one fault a huge page, and a huge probe keeps its place). Call from the
   // thread that arms.
   void Remap(uint8_t* host, uint64_t bytes) override;
+  // evict: an evicted probe comes back on `node` (a host node id).
+  bool MoveHeld(uint64_t gfn, int node) override;
 
   // Fault round trips measured by the handler (fault read to CONTINUE done).
   std::vector<absl::Duration> TakeServiceTimes();
@@ -129,6 +131,10 @@ class HintFaultSampler final : public AccessSampler {
   void BringAllBack();
   // The node the handler thread's UFFDIO_COPY allocates on (-1: its own).
   void AllocateOn(int node);
+  // UFFDIO_COPY of `len` bytes from `src` to `dst` on the handler thread's
+  // node (AllocateOn), again while the mapping changes (EAGAIN); 0 or the
+  // errno it failed with.
+  int CopyIn(uint64_t dst, const void* src, uint64_t len);
 
   const std::vector<GuestRamRegion> ram_;
   const HintFaults kind_;

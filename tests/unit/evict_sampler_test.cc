@@ -2,10 +2,14 @@
 // plain anonymous memory, no VM: a probe it takes away comes back with its
 // contents on its first access, which is a sample with its kind; a page
 // never touched comes back as zeros and is no sample; Stop puts every page
-// still away back; and a run another thread made inaccessible is left as it
-// is, not taken.
+// still away back; a run another thread made inaccessible is left as it
+// is, not taken; a move the balancer asks for while a probe is away is the
+// sampler's; and runs longer than one read's worth of iovecs are taken
+// whole.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -22,16 +26,18 @@ constexpr uint64_t kPages = 64;
 class EvictSamplerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    void* map = ::mmap(nullptr, kPages * kGuestPageBytes, PROT_READ | PROT_WRITE,
+    void* map = ::mmap(nullptr, pages_ * kGuestPageBytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(map, MAP_FAILED);
     memory_ = static_cast<uint8_t*>(map);
-    ::madvise(memory_, kPages * kGuestPageBytes, MADV_NOHUGEPAGE);
-    // Pages 0-47 hold their number; 48-63 are never touched.
-    for (uint64_t p = 0; p < 48; ++p)
-      std::memset(Page(p), static_cast<int>(p + 1), kGuestPageBytes);
+    ::madvise(memory_, pages_ * kGuestPageBytes, MADV_NOHUGEPAGE);
+    // Touched pages hold their number (+1, mod 251); the rest are never
+    // touched.
+    for (uint64_t p = 0; p < touched_; ++p) {
+      std::memset(Page(p), static_cast<int>(p % 251 + 1), kGuestPageBytes);
+    }
     GuestRamRegion r;
-    r.bytes = kPages * kGuestPageBytes;
+    r.bytes = pages_ * kGuestPageBytes;
     r.host = memory_;
     auto s = HintFaultSampler::Create(
         {r}, 1, [](pid_t) { return -1; }, [] { return absl::ZeroDuration(); }, HintFaults::kEvict);
@@ -42,7 +48,7 @@ class EvictSamplerTest : public ::testing::Test {
   }
   void TearDown() override {
     sampler_.reset();
-    if (memory_ != nullptr) ::munmap(memory_, kPages * kGuestPageBytes);
+    if (memory_ != nullptr) ::munmap(memory_, pages_ * kGuestPageBytes);
   }
   uint8_t* Page(uint64_t p) { return memory_ + p * kGuestPageBytes; }
   bool Resident(uint64_t p) {
@@ -55,6 +61,8 @@ class EvictSamplerTest : public ::testing::Test {
     ASSERT_TRUE(sampler_->Arm(plan).ok());
   }
 
+  uint64_t pages_ = kPages;
+  uint64_t touched_ = 48;  // pages 48-63 never touched
   uint8_t* memory_ = nullptr;
   std::unique_ptr<HintFaultSampler> sampler_;
 };
@@ -127,6 +135,48 @@ TEST_F(EvictSamplerTest, ARunAnotherThreadMadeInaccessibleIsLeftAsItIs) {
   EXPECT_EQ(sampler_->stats().pages_armed, 4u);
   EXPECT_FALSE(Resident(6));
   EXPECT_EQ(Page(6)[9], 7);
+}
+
+TEST_F(EvictSamplerTest, AMoveOfAnEvictedProbeIsTheSamplersAndOfAnyOtherPageIsNot) {
+  Arm({{0, 8}});
+  EXPECT_TRUE(sampler_->MoveHeld(2, 0)) << "an evicted probe";
+  EXPECT_FALSE(sampler_->MoveHeld(9, 0)) << "a resident page moves where it is";
+  EXPECT_FALSE(sampler_->MoveHeld(50, 0)) << "a page never touched is not held";
+  // It comes back with its contents on the node asked for (this host's
+  // only one) ...
+  volatile uint8_t* read = Page(2);
+  EXPECT_EQ(read[7], 3);
+  void* at = Page(2);
+  int node = -1;
+  ASSERT_EQ(::syscall(SYS_move_pages, 0, 1, &at, nullptr, &node, 0), 0);
+  EXPECT_EQ(node, 0);
+  EXPECT_FALSE(sampler_->MoveHeld(2, 0)) << "back with the guest: the migrator's again";
+  // ... and still comes back where that node cannot take it.
+  EXPECT_TRUE(sampler_->MoveHeld(3, 63));
+  EXPECT_EQ(read[kGuestPageBytes + 7], 4);
+}
+
+// More pages than one process_vm_readv takes (1,024 iovecs), all touched.
+class EvictSamplerLongRunTest : public EvictSamplerTest {
+ protected:
+  static constexpr uint64_t kLong = 1100;
+  EvictSamplerLongRunTest() { pages_ = touched_ = kLong; }
+};
+
+TEST_F(EvictSamplerLongRunTest, ARunOfMoreThanOneReadsWorthOfPagesIsTakenWhole) {
+  Arm({{0, kLong}});
+  EXPECT_EQ(sampler_->stats().pages_armed, kLong);
+  for (uint64_t p : {0ul, 1023ul, 1024ul, kLong - 1}) {
+    EXPECT_FALSE(Resident(p)) << "page " << p << " not taken";
+  }
+  volatile uint8_t* bytes = memory_;
+  for (uint64_t p = 0; p < kLong; p += 7) {
+    ASSERT_EQ(bytes[p * kGuestPageBytes + 4095], p % 251 + 1) << "page " << p;
+  }
+  sampler_->Stop();
+  for (uint64_t p = 0; p < kLong; ++p) {
+    ASSERT_EQ(bytes[p * kGuestPageBytes], p % 251 + 1) << "page " << p;
+  }
 }
 
 }  // namespace

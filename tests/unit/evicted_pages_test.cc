@@ -1,5 +1,6 @@
 // The evict sampler's store: a page comes back once, with the contents and
-// node it was saved with; what is not taken is all there at the end.
+// node it was saved with (or the node a move asked for while it was away);
+// what is not taken is all there at the end.
 #include "balancer/sampling/evicted_pages.h"
 
 #include <gtest/gtest.h>
@@ -10,45 +11,49 @@
 namespace numavm {
 namespace {
 
-std::vector<uint8_t> Filled(uint8_t value) {
-  return std::vector<uint8_t>(EvictedPages::kPageBytes, value);
+// A page's contents as Evict reads them: into a buffer of the store's.
+std::unique_ptr<uint8_t[]> Filled(EvictedPages& store, uint8_t value) {
+  std::unique_ptr<uint8_t[]> bytes = store.Buffer();
+  std::memset(bytes.get(), value, EvictedPages::kPageBytes);
+  return bytes;
 }
 
 TEST(EvictedPagesTest, APageComesBackOnceWithItsContentsAndNode) {
   EvictedPages store;
-  std::vector<uint8_t> a = Filled(0xa5), b = Filled(0x5a);
-  store.Put(7, a.data(), 1);
-  store.Put(8, b.data(), -1);
-  a[0] = 0;  // the guest's page is gone; the store kept its own copy
+  store.Put(7, Filled(store, 0xa5), 1);
+  store.Put(8, Filled(store, 0x5a), -1);
   EXPECT_EQ(store.size(), 2u);
   std::optional<EvictedPages::Page> p = store.Take(7);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->gfn, 7u);
   EXPECT_EQ(p->node, 1);
-  EXPECT_EQ(std::memcmp(p->bytes.get(), Filled(0xa5).data(), EvictedPages::kPageBytes), 0);
+  const std::vector<uint8_t> a5(EvictedPages::kPageBytes, 0xa5);
+  EXPECT_EQ(std::memcmp(p->bytes.get(), a5.data(), EvictedPages::kPageBytes), 0);
   EXPECT_FALSE(store.Take(7).has_value()) << "taken twice";
   EXPECT_FALSE(store.Take(9).has_value()) << "never saved";
-  store.Recycle(*std::move(p));
+  store.Recycle(std::move(p->bytes));
   EXPECT_EQ(store.size(), 1u);
 }
 
-TEST(EvictedPagesTest, ARecycledBufferHoldsTheNextPageNotTheOldOne) {
+TEST(EvictedPagesTest, ARecycledBufferIsTheNextOneHandedOut) {
   EvictedPages store;
-  std::vector<uint8_t> a = Filled(1), b = Filled(2);
-  store.Put(1, a.data(), 0);
-  store.Recycle(*store.Take(1));
-  store.Put(2, b.data(), 3);
-  std::optional<EvictedPages::Page> p = store.Take(2);
+  store.Put(1, Filled(store, 1), 0);
+  std::optional<EvictedPages::Page> p = store.Take(1);
   ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(p->node, 3);
-  EXPECT_EQ(std::memcmp(p->bytes.get(), b.data(), EvictedPages::kPageBytes), 0);
+  const uint8_t* buffer = p->bytes.get();
+  store.Recycle(std::move(p->bytes));
+  store.Put(2, Filled(store, 2), 3);
+  std::optional<EvictedPages::Page> q = store.Take(2);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->bytes.get(), buffer) << "a new allocation although one was spare";
+  EXPECT_EQ(q->node, 3);
+  EXPECT_EQ(q->bytes[0], 2);
 }
 
 TEST(EvictedPagesTest, SavingAPageAgainKeepsTheLatestContents) {
   EvictedPages store;
-  std::vector<uint8_t> a = Filled(1), b = Filled(2);
-  store.Put(5, a.data(), 0);
-  store.Put(5, b.data(), 1);
+  store.Put(5, Filled(store, 1), 0);
+  store.Put(5, Filled(store, 2), 1);
   EXPECT_EQ(store.size(), 1u);
   std::optional<EvictedPages::Page> p = store.Take(5);
   ASSERT_TRUE(p.has_value());
@@ -56,10 +61,21 @@ TEST(EvictedPagesTest, SavingAPageAgainKeepsTheLatestContents) {
   EXPECT_EQ(p->bytes[0], 2);
 }
 
+TEST(EvictedPagesTest, APageMovedWhileAwayComesBackForItsNewNode) {
+  EvictedPages store;
+  store.Put(4, Filled(store, 7), 0);
+  EXPECT_TRUE(store.Retarget(4, 2));
+  EXPECT_FALSE(store.Retarget(5, 2)) << "a page never saved cannot be moved by the store";
+  std::optional<EvictedPages::Page> p = store.Take(4);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->node, 2);
+  EXPECT_EQ(p->bytes[0], 7);
+  EXPECT_FALSE(store.Retarget(4, 1)) << "a page taken back is the migrator's again";
+}
+
 TEST(EvictedPagesTest, TakeAllEmptiesTheStore) {
   EvictedPages store;
-  std::vector<uint8_t> a = Filled(9);
-  for (uint64_t gfn = 0; gfn < 100; ++gfn) store.Put(gfn, a.data(), 0);
+  for (uint64_t gfn = 0; gfn < 100; ++gfn) store.Put(gfn, Filled(store, 9), 0);
   std::vector<EvictedPages::Page> all = store.TakeAll();
   EXPECT_EQ(all.size(), 100u);
   EXPECT_EQ(store.size(), 0u);
