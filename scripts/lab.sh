@@ -12,7 +12,8 @@
 #          [--modes off,hard,numavm,...] [--seconds 120] [--memory 1G]
 #          [--working-set 768M] [--vcpus 4] [--mem-per-node 2G]
 #          [--interval 5] [--window 64M] [--stack debian12|backports|newest]
-#          [--numavm-args "FLAGS"] [--verify-seconds 120] [--no-verify]
+#          [--numavm-args "FLAGS"] [--tcg multi|single]
+#          [--verify-seconds 120] [--no-verify]
 #          [--deadline SECONDS] [--out DIR]
 # Modes: scripts/lab/guest.sh. verify runs under migration churn with 1 and
 # 2 vCPUs (--no-verify skips them); --stack backports runs bookworm-
@@ -22,7 +23,9 @@
 # a vCPU's failed access (KVM_EXIT_MEMORY_FAULT), so that numavm's anon
 # default there is the PROT_NONE sampler, which sees reads. --numavm-args gives
 # mode numavm-extra (numavm on memfd) extra `numavm run` flags, e.g.
-# "--scan-stall-budget 20%" for a row at another scan budget.
+# "--scan-stall-budget 20%" for a row at another scan budget. --tcg single
+# runs every lab CPU on one host thread (QEMU's -accel tcg,thread=single):
+# slower, with the lab CPUs' cross-CPU events (TLB shootdowns) in order.
 # --deadline bounds the whole lab's wall time: a boot gets at most what is
 # left, and the runs not done when it passes are lab failures (LAB-FAIL
 # ... the lab's deadline passed), never results - CI's lab test ends with
@@ -43,6 +46,7 @@ interval=5
 window=64M
 stack=debian12
 numavm_args=""
+tcg=multi
 out=build/lab
 verify=yes
 verify_seconds=120
@@ -61,14 +65,19 @@ while [ $# -gt 0 ]; do
     --window) window=$2; shift 2 ;;
     --stack) stack=$2; shift 2 ;;
     --numavm-args) numavm_args=$2; shift 2 ;;
+    --tcg) tcg=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --verify-seconds) verify_seconds=$2; shift 2 ;;
     --no-verify) verify=no; shift ;;
     --deadline) deadline=$2; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "lab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case $tcg in
+  multi|single) export LAB_TCG_THREAD=$tcg ;;
+  *) echo "lab: --tcg $tcg: want multi or single" >&2; exit 2 ;;
+esac
 case $deadline in
   ''|*[!0-9]*) [ -z "$deadline" ] || { echo "lab: --deadline $deadline: want whole seconds" >&2; exit 2; } ;;
 esac

@@ -8,7 +8,9 @@
 # Environment: CPUS_PER_NODE, MEM_PER_NODE (e.g. 512M, 2G), UP_TIMEOUT,
 # BEGIN_TIMEOUT, LOCKUP_TIMEOUT (seconds, below), LAB_QEMU (the
 # QEMU binary), LAB_QEMU_ARGS (extra options, e.g. firmware paths) and
-# LAB_NUMAVM_ARGS (extra `numavm run` flags for mode numavm-extra).
+# LAB_NUMAVM_ARGS (extra `numavm run` flags for mode numavm-extra) and
+# LAB_TCG_THREAD (multi, the default: one host thread per lab CPU; single:
+# all lab CPUs on one host thread, slower, cross-CPU events in order).
 set -uo pipefail
 kernel=$1 initrd=$2 nodes=$3 plan=$4 vcpus=$5 memory=$6 args=$7 log=$8 timeout=${9:-1800}
 interval=${10:-5} window=${11:-$memory}
@@ -20,7 +22,7 @@ case $mem_per_node in
   *) echo "boot.sh: MEM_PER_NODE $mem_per_node: want e.g. 512M or 2G" >&2; exit 2 ;;
 esac
 qemu=${LAB_QEMU:-qemu-system-x86_64}
-q=(-machine q35 -accel tcg,thread=multi -cpu max -smp $((nodes * cpus_per_node)),sockets=$nodes,cores=$cpus_per_node,threads=1
+q=(-machine q35 -accel tcg,thread=${LAB_TCG_THREAD:-multi} -cpu max -smp $((nodes * cpus_per_node)),sockets=$nodes,cores=$cpus_per_node,threads=1
    -m $((nodes * node_mib))M)
 # shellcheck disable=SC2206
 [ -n "${LAB_QEMU_ARGS:-}" ] && q+=(${LAB_QEMU_ARGS})
