@@ -196,8 +196,8 @@ int main(int argc, char** argv) {
   using namespace numavm;
   // sampler_bench [SECONDS [WINDOW_MIB [REPEATS [balance|anon]]]]: "balance"
   // runs only tracking off against hint faults with balancing on; "anon"
-  // anonymous guest memory: off against write-protect faults, the dirty
-  // ring and write-protect faults with balancing on.
+  // anonymous guest memory: off against its default sampler (evict),
+  // write-protect faults, the dirty ring and evict with balancing on.
   const int seconds = argc > 1 ? std::atoi(argv[1]) : 5;
   const uint64_t window = argc > 2 ? std::strtoull(argv[2], nullptr, 10) << 20 : 0;
   const int kRepeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
@@ -216,10 +216,14 @@ int main(int argc, char** argv) {
       std::string(BackingName(backing)).c_str(), seconds, kRepeats);
   std::printf("%-12s %-9s %8s %15s %10s %10s %12s\n", "payload", "sampler", "MiB/s", "ratio",
               "samples", "armed", "sampler CPU");
-  const SamplerKind kinds[] = {anon ? SamplerKind::kWriteProtect : SamplerKind::kHint,
-                               SamplerKind::kRing, SamplerKind::kDirtyLog,
-                               anon ? SamplerKind::kWriteProtect : SamplerKind::kHint};
-  const char* names[] = {anon ? "wp" : "hint", "ring", "dirtylog", anon ? "wp+bal" : "hint+bal"};
+  // Anonymous memory: its default (evict), write-protect faults and the
+  // dirty ring, and the default with balancing on.
+  const SamplerKind kinds[] = {anon ? SamplerKind::kEvict : SamplerKind::kHint,
+                               anon ? SamplerKind::kWriteProtect : SamplerKind::kRing,
+                               anon ? SamplerKind::kRing : SamplerKind::kDirtyLog,
+                               anon ? SamplerKind::kEvict : SamplerKind::kHint};
+  const char* names[] = {anon ? "evict" : "hint", anon ? "wp" : "ring", anon ? "ring" : "dirtylog",
+                         anon ? "evict+bal" : "hint+bal"};
   for (const char* payload : {"numa02", "numa02_read"}) {
     std::vector<double> off_rates;
     std::vector<std::vector<double>> ratios(4);
