@@ -245,8 +245,10 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "one hinting-fault round trip, charged to the faulting vCPU (default 55us, as "
                     "measured on the development machine; hardware: 7-40us)");
   AddDurationOption(sim, "--arm-cost", &flags.arm_cost,
-                    "the host's time to arm one probe page, charged to the scan's budget (default "
-                    "2us, as measured on the development machine; the NUMA lab: 2-3ms)");
+                    "the host's time for one arming call - a probe, or a run of neighbouring "
+                    "probe pages (one TLB shootdown) - charged to the scan's budget (default 2us, "
+                    "as measured on the development machine; the NUMA lab: 1.6-35ms, its "
+                    "table's 'us/probe host' times the run's pages)");
   AddDurationOption(sim, "--move-cost", &flags.move_cost,
                     "the balancer's wall time to migrate one page, within the 1s a period's "
                     "moves may take in 'numavm run' (default 0: free; the NUMA lab: ~1.4ms through "
