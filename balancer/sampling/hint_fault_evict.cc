@@ -120,14 +120,20 @@ bool HintFaultSampler::BringBack(uint64_t page, uint64_t gfn, bool write, pid_t 
     return false;
   }
   AllocateOn(saved->node);
-  if (const int err = CopyIn(page, saved->bytes.get(), kGuestPageBytes); err != 0) {
-    // Only this thread fills an evicted page, so not EEXIST; whatever it
-    // is, the contents stay with us and the thread is woken to fault again.
-    evicted_.Put(gfn, std::move(saved->bytes), saved->node);
+  const int err = CopyIn(page, saved->bytes.get(), kGuestPageBytes);
+  if (err != 0) {
+    // The thread is woken either way (a failed copy does not wake it).
     uffdio_range wake{page, kGuestPageBytes};
     ::ioctl(uffd_, UFFDIO_WAKE, &wake);
+  }
+  if (err != 0 && err != EEXIST) {
+    // The contents stay with us; the thread faults again.
+    evicted_.Put(gfn, std::move(saved->bytes), saved->node);
     return false;
   }
+  // (EEXIST: a page is there - only this thread fills an evicted one, so
+  // it should not be - and the saved copy must not be held for it: a move
+  // of the page is then the migrator's again.)
   evicted_.Recycle(std::move(saved->bytes));
   return true;
 }
