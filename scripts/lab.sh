@@ -22,7 +22,7 @@
 # that QEMU with trixie-backports' kernel (7.x), whose KVM names the page of
 # a vCPU's failed access (KVM_EXIT_MEMORY_FAULT), so that numavm's anon
 # default there is the PROT_NONE sampler, which sees reads. --numavm-args gives
-# mode numavm-extra (numavm on memfd) extra `numavm run` flags, e.g.
+# mode numavm-extra (memfd unless they say --backing) `numavm run` flags, e.g.
 # "--scan-stall-budget 20%" for a row at another scan budget. --tcg single
 # runs every lab CPU on one host thread (QEMU's -accel tcg,thread=single):
 # slower, with the lab CPUs' cross-CPU events (TLB shootdowns) in order.
