@@ -39,12 +39,9 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
   // buffers: a run another thread made inaccessible for a moment (a
   // protected move) fails the read instead of this thread, and is left as
   // it is.
-  std::vector<std::unique_ptr<uint8_t[]>> saved(pages);
+  std::vector<std::unique_ptr<uint8_t[]>> saved = evicted_.Buffers(pages);
   std::vector<iovec> local(pages);
-  for (uint64_t i = 0; i < pages; ++i) {
-    saved[i] = evicted_.Buffer();
-    local[i] = iovec{saved[i].get(), kGuestPageBytes};
-  }
+  for (uint64_t i = 0; i < pages; ++i) local[i] = iovec{saved[i].get(), kGuestPageBytes};
   int err = 0;
   constexpr uint64_t kMaxIovecs = 1024;  // a call's most (UIO_MAXIOV)
   for (uint64_t done = 0; done < pages && err == 0;) {
@@ -69,9 +66,8 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
   if (::syscall(SYS_move_pages, 0, pages, at.data(), nullptr, node.data(), 0) != 0) {
     node.assign(pages, -1);
   }
-  for (uint64_t i = 0; i < pages; ++i) {
-    evicted_.Put(gfn + i, std::move(saved[i]), node[i] >= 0 ? node[i] : -1);
-  }
+  for (int& n : node) n = std::max(n, -1);  // an error per page (-errno): unknown
+  evicted_.PutRun(gfn, saved, node);
   if (::madvise(host, len, MADV_DONTNEED) != 0) {
     const int err = errno;
     for (uint64_t i = 0; i < pages; ++i) {

@@ -73,12 +73,29 @@ TEST(EvictedPagesTest, APageMovedWhileAwayComesBackForItsNewNode) {
   EXPECT_FALSE(store.Retarget(4, 1)) << "a page taken back is the migrator's again";
 }
 
+TEST(EvictedPagesTest, ARunIsSavedPageByPageWithEachPagesNode) {
+  EvictedPages store;
+  std::vector<std::unique_ptr<uint8_t[]>> run = store.Buffers(3);
+  ASSERT_EQ(run.size(), 3u);
+  for (int i = 0; i < 3; ++i) std::memset(run[i].get(), 10 + i, EvictedPages::kPageBytes);
+  store.PutRun(20, run, {1, -1, 0});
+  EXPECT_EQ(store.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    std::optional<EvictedPages::Page> p = store.Take(20 + i);
+    ASSERT_TRUE(p.has_value()) << "page " << 20 + i;
+    EXPECT_EQ(p->node, std::vector<int>({1, -1, 0})[i]);
+    EXPECT_EQ(p->bytes[4095], 10 + i);
+  }
+  EXPECT_FALSE(store.Retarget(21, 1)) << "an emptied store still held a page";
+}
+
 TEST(EvictedPagesTest, TakeAllEmptiesTheStore) {
   EvictedPages store;
   for (uint64_t gfn = 0; gfn < 100; ++gfn) store.Put(gfn, Filled(store, 9), 0);
   std::vector<EvictedPages::Page> all = store.TakeAll();
   EXPECT_EQ(all.size(), 100u);
   EXPECT_EQ(store.size(), 0u);
+  EXPECT_FALSE(store.Retarget(3, 1)) << "a page taken back is the migrator's again";
   for (const EvictedPages::Page& p : all) EXPECT_EQ(p.bytes[4095], 9);
 }
 
