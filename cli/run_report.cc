@@ -133,6 +133,13 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"period_changes", sm.period_changes},
                    {"ring_overruns", sm.stats.ring_overruns},
                    {"error", sm.error}};
+  if (sm.sampler == "evict") {
+    const SamplerStats::EvictSteps& e = sm.stats.evict;
+    j["sampling"]["evict_cpu_seconds"] = {{"protect", Seconds(e.protect)},
+                                          {"read", Seconds(e.read)},
+                                          {"query", Seconds(e.query)},
+                                          {"free", Seconds(e.free)}};
+  }
   const BalanceSummary& b = s.balance;
   j["balance"] = BalancerCountersToJson(b.counters);
   j["balance"]["mode"] = b.mode;

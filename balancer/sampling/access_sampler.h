@@ -34,6 +34,12 @@ struct SamplerStats {
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads
   uint64_t ring_overruns = 0;      // dirty ring only: KVM ran past the ring's end
   uint64_t unarmed_entries = 0;    // dirty ring only: entries outside the armed regions
+  // evict only: the arming thread's CPU time in each step of taking probes
+  // away (write-protect, read, node query, free), where the NUMA lab's
+  // milliseconds a call go.
+  struct EvictSteps {
+    absl::Duration protect, read, query, free;
+  } evict;
 };
 
 class AccessSampler {

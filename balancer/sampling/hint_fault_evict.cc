@@ -25,6 +25,25 @@ namespace numavm {
 absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages) {
   const uint64_t len = pages * kGuestPageBytes;
   absl::MutexLock lock(&evict_mu_);
+  // Each step's CPU time, into stats_.evict once the run is done.
+  SamplerStats::EvictSteps spent;
+  absl::Duration mark = ThreadCpuTime();
+  auto step = [&mark](absl::Duration& into) {
+    const absl::Duration now = ThreadCpuTime();
+    into += now - mark;
+    mark = now;
+  };
+  struct Charge {
+    HintFaultSampler* self;
+    SamplerStats::EvictSteps& spent;
+    ~Charge() {
+      absl::MutexLock lock(&self->mu_);
+      self->stats_.evict.protect += spent.protect;
+      self->stats_.evict.read += spent.read;
+      self->stats_.evict.query += spent.query;
+      self->stats_.evict.free += spent.free;
+    }
+  } charge{this, spent};
   // Writers wait (a write-protect fault, answered once this is over), so
   // what is saved is what the guest last wrote; readers go on until freed.
   uffdio_writeprotect wp{};
@@ -35,6 +54,7 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
     for (uint64_t i = 0; i < pages; ++i) ClearArmed(gfn + i);
     return ErrnoStatus(errno, "UFFDIO_WRITEPROTECT of the probes to evict");
   }
+  step(spent.protect);
   // Read through the kernel, not by loads, straight into the store's
   // buffers: a run another thread made inaccessible for a moment (a
   // protected move) fails the read instead of this thread, and is left as
@@ -51,6 +71,7 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
     if (got != static_cast<ssize_t>(n * kGuestPageBytes)) err = got < 0 ? errno : EFAULT;
     done += n;
   }
+  step(spent.read);
   if (err != 0) {
     for (std::unique_ptr<uint8_t[]>& bytes : saved) evicted_.Recycle(std::move(bytes));
     wp.mode = 0;
@@ -68,7 +89,10 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
   }
   for (int& n : node) n = std::max(n, -1);  // an error per page (-errno): unknown
   evicted_.PutRun(gfn, saved, node);
-  if (::madvise(host, len, MADV_DONTNEED) != 0) {
+  step(spent.query);
+  const int freed = ::madvise(host, len, MADV_DONTNEED);
+  step(spent.free);
+  if (freed != 0) {
     const int err = errno;
     for (uint64_t i = 0; i < pages; ++i) {
       if (auto page = evicted_.Take(gfn + i)) evicted_.Recycle(std::move(page->bytes));

@@ -81,6 +81,19 @@ TEST_P(SamplerCliTest, Numa02ReadIsSeenOnlyByMinorEvictAndProtNoneHintingFaults)
     // memory as hint on memfd.
     EXPECT_GT(c.reads, kHeapPages);
     EXPECT_LT(c.writes, c.reads / 10);
+    if (GetParam() == "evict") {
+      // Where taking the probes away cost the arming thread's time, by step.
+      const nlohmann::json& e = j["sampling"]["evict_cpu_seconds"];
+      for (const char* step : {"protect", "read", "query", "free"}) {
+        ASSERT_TRUE(e.contains(step)) << e.dump();
+      }
+      EXPECT_GT(e["protect"].get<double>() + e["read"].get<double>() + e["query"].get<double>() +
+                    e["free"].get<double>(),
+                0)
+          << e.dump();
+    } else {
+      EXPECT_FALSE(j["sampling"].contains("evict_cpu_seconds"));
+    }
   } else if (GetParam() == "prot") {
     // The same on anonymous memory: the heap's pages, read by their vCPU,
     // window after window.

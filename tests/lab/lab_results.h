@@ -34,6 +34,11 @@ struct Reached {
   uint64_t guest_bytes = 0;
 };
 std::optional<Reached> PlacementReached(const LabRun& run, double target);
+// The first reading after ConvergenceStart at `target` or above, held or
+// not, in seconds since that start; empty if none. Where the placement
+// was ever under `target`, the first such reading after it was: before
+// that the lab's forced start may still show (every vCPU on node 0).
+std::optional<double> PlacementFirstReached(const LabRun& run, double target);
 
 // The comparison table (HARD of the same nodes and workload is the yardstick).
 std::string LabTable(const std::vector<LabRun>& runs);
