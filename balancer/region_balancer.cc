@@ -159,6 +159,20 @@ uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& de
   return followed;
 }
 
+uint64_t RegionBalancer::AgeVotes() {
+  uint64_t aged = 0;
+  for (uint64_t r = 0; r < regions_.size(); ++r) {
+    RegionState& state = regions_.at(r);
+    if (owner_[r] != kNoOwner || (state.flags & RegionState::kSplit) || state.settled() ||
+        state.votes == 0 || state.flips != 0) {
+      continue;
+    }
+    state.flags |= RegionState::kStale;
+    ++aged;
+  }
+  return aged;
+}
+
 bool RegionBalancer::Decided(uint64_t gfn) const {
   const uint64_t region = RegionTable::RegionOf(gfn);
   return decided_.contains(Key(region, -1)) ||

@@ -69,6 +69,11 @@ class RegionBalancer {
   // rather than counting as a change of mind. Returns the settled regions
   // that follow. Cost: one pass over the region table, per home change.
   uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice);
+  // A vCPU got its first home: the votes of every region on its way to
+  // settling that no single vCPU owns (Follow handles those) may say where
+  // it ran before; they are marked stale (RegionState::kStale). Returns
+  // how many. One pass over the region table.
+  uint64_t AgeVotes();
 
   absl::StatusOr<RegionMovesOutcome> Drain(PlacementView& view, absl::Duration now,
                                            const std::function<void(uint64_t)>& moved);

@@ -245,13 +245,23 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   // alone with it.
   if (config_.regions && !warming_up) {
     followed_home_.resize(vcpu_nodes.size(), -1);
+    bool first_home = false;
     for (size_t v = 0; v < vcpu_nodes.size(); ++v) {
       const int home = placer_.home(static_cast<int>(v));
       if (home < 0 || home == followed_home_[v]) continue;
+      first_home |= followed_home_[v] < 0;
       followed_home_[v] = home;
       wanted += regions_.Follow(static_cast<int>(v), home, mode_ == BalanceMode::kOn,
                                 delta.decisions, advice_);
     }
+    // Until a vCPU has a home its samples want its memory where it ran
+    // (numa01 in the NUMA lab: vCPUs 2-3 ran on node 0 until they got
+    // homes on node 1, and what they wrote then voted for node 0), so the
+    // rest's single votes may be stale once it has one. (Votes cast by a
+    // vCPU that had a home wanted that home; a later move of it is not
+    // aged this way: with it, 4node-large groups ended at 91% of local
+    // accesses instead of 99%.)
+    if (first_home) regions_.AgeVotes();
   }
   // The scan's pace, for how long evidence must last.
   if (now > last_batch_) {

@@ -9,6 +9,8 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
     return {RegionReason::kUnsettled};
   }
   const bool was_settled = r.settled();
+  const bool stale = r.flags & RegionState::kStale;
+  r.flags &= static_cast<uint8_t>(~RegionState::kStale);  // this visit is today's evidence
   if (!v.unanimous) {
     // Samples from several places at once: evidence against any one owner,
     // and a change of mind - a few samples of shared memory agree by
@@ -31,6 +33,13 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
     if (votes == 3 && r.flips > 0) --r.flips;
     r.votes = static_cast<uint8_t>(votes);
   } else {
+    if (stale && !was_settled && r.flips == 0) {
+      // What it had was cast before a vCPU had a home (it ran where the
+      // host scheduler put it): not a change of mind, a first visit.
+      r.node = t;
+      r.votes = 1;
+      return {RegionReason::kUnsettled};
+    }
     const int votes = r.votes - strength;
     if (votes > 0) {
       r.votes = static_cast<uint8_t>(votes);

@@ -14,7 +14,10 @@
 // owner keeps changing is not moved back and forth (`flips` counts changes
 // of mind and visits that disagree within themselves, and ages back to zero
 // only through agreement: a shared region whose few samples agree by chance
-// does not settle). Votes are counted
+// does not settle). Evidence ages with the vCPUs' homes: votes of a region
+// not settled yet that were cast before a vCPU got its first home
+// (RegionState::kStale) are dropped by the next visit that disagrees,
+// without a change of mind. Votes are counted
 // per visit, not per sample, so that scanning a region densely does not
 // make it decide faster than time passes.
 #ifndef NUMAVM_BALANCER_POLICY_REGION_POLICY_H_

@@ -27,6 +27,10 @@ struct RegionState {
   // moves sampled pages of regions that had not settled yet.
   static constexpr uint8_t kPlaced = 2;
   static constexpr uint8_t kSplit = 4;  // decided by quarters (RegionBalancer)
+  // Its votes were cast before a vCPU got its first home, so they may say
+  // where a vCPU ran then rather than where it lives now: the next visit
+  // that disagrees starts it afresh instead of counting as a change of mind.
+  static constexpr uint8_t kStale = 8;
   // Settled: enough samples agree and it has not changed its mind lately.
   bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
 };

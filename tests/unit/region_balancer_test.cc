@@ -156,5 +156,49 @@ TEST_F(RegionBalancerTest, AnUnsettledRegionOfSeveralVcpusDoesNotFollow) {
   EXPECT_EQ(balancer_.Follow(0, 1, true, decisions_, nullptr), 0u);
 }
 
+// numa01 in the NUMA lab: vCPUs 2-3 ran on node 0 until they had homes on
+// node 1, and their first visits of their shared memory voted for node 0.
+// Once they had homes those votes are stale: the next visit, for node 1,
+// starts the region afresh and asks for a second one at once, where a
+// change of mind would wait two more visits (a sweep each).
+TEST_F(RegionBalancerTest, VotesCastBeforeAFirstHomeAreNotAChangeOfMind) {
+  Visit(0, {0, 1});  // both vCPUs, for node 0 where the memory is
+  Visit(1, {0, 1});
+  Decide();
+  EXPECT_EQ(balancer_.AgeVotes(), 2u);
+  auto for_node_1 = [&](uint64_t region, int salt) {
+    for (int i = 0; i < 4; ++i) {
+      balancer_.AddSample(region * kRegionPages + 100 * i + salt, 1, 2, 0, true, i % 2);
+    }
+  };
+  for_node_1(0, 9);
+  RegionBalancer::Outcome first = Decide();
+  EXPECT_EQ(first.revisit, std::vector<uint64_t>{0}) << "a first visit again, not a change of mind";
+  for_node_1(0, 11);
+  RegionBalancer::Outcome second = Decide();
+  EXPECT_EQ(second.wanted, 1u);
+  Drain();
+  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
+  // Region 1, never visited again, keeps its vote; and memory that really
+  // is shared (node 1, then node 0 again) is wary as before: the visit
+  // back is a change of mind and nothing moves.
+  for_node_1(2, 9);
+  Decide();
+  Visit(2, {0, 1});
+  RegionBalancer::Outcome back = Decide();
+  EXPECT_TRUE(back.revisit.empty());
+  EXPECT_EQ(back.wanted, 0u);
+}
+
+TEST_F(RegionBalancerTest, SettledAndOwnedRegionsDoNotAge) {
+  for (int visit = 0; visit < 2; ++visit) {
+    Visit(0, {0, 1});  // settled, nobody's
+    Decide();
+  }
+  Visit(1, {0});  // one visit, vCPU 0's: Follow's to handle
+  Decide();
+  EXPECT_EQ(balancer_.AgeVotes(), 0u);
+}
+
 }  // namespace
 }  // namespace numavm
