@@ -90,10 +90,10 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
   for (int& n : node) n = std::max(n, -1);  // an error per page (-errno): unknown
   evicted_.PutRun(gfn, saved, node);
   step(spent.query);
-  const int freed = ::madvise(host, len, MADV_DONTNEED);
+  const int freed = ::madvise(host, len, MADV_DONTNEED) == 0 ? 0 : errno;
   step(spent.free);
   if (freed != 0) {
-    const int err = errno;
+    const int err = freed;
     for (uint64_t i = 0; i < pages; ++i) {
       if (auto page = evicted_.Take(gfn + i)) evicted_.Recycle(std::move(page->bytes));
       ClearArmed(gfn + i);
