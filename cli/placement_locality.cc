@@ -17,7 +17,8 @@ LayoutPlacement MeasureLayoutPlacement(const std::vector<LayoutHint>& layouts,
                                        const std::vector<int>& vcpu_node_ids) {
   constexpr uint64_t kPage = 4096;
   LayoutPlacement out;
-  uint64_t resident = 0, local = 0;
+  uint64_t resident = 0;
+  double local = 0;
   for (const LayoutHint& hint : layouts) {
     std::vector<int> nodes;
     for (int v = 0; v < 64 && v < static_cast<int>(vcpu_node_ids.size()); ++v) {
@@ -37,10 +38,15 @@ LayoutPlacement MeasureLayoutPlacement(const std::vector<LayoutHint>& layouts,
       if (n < 0) continue;
       ++resident;
       out.bytes_per_node[n] += kPage;
-      if (std::find(nodes.begin(), nodes.end(), n) != nodes.end()) ++local;
+      // A page shared by a group counts by the share of the group's vCPUs
+      // on its node: a group split over two nodes, its memory half on each,
+      // is half placed, not whole (each of its vCPUs finds half of what it
+      // uses local).
+      local += static_cast<double>(std::count(nodes.begin(), nodes.end(), n)) /
+               static_cast<double>(nodes.size());
     }
   }
-  if (resident > 0) out.locality = static_cast<double>(local) / static_cast<double>(resident);
+  if (resident > 0) out.locality = local / static_cast<double>(resident);
   return out;
 }
 

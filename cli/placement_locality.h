@@ -1,7 +1,11 @@
 // Placement locality of a bundled VM at the end of its run: of the guest
 // memory the payload declared per vCPU (layout hints), the share that is on
-// a node where one of its vCPUs last ran - the figure --placement=hard
-// maximises, measured with move_pages.
+// the node its vCPUs last ran on - the figure --placement=hard maximises,
+// measured with move_pages. Memory declared for several vCPUs (a group)
+// counts page by page as the share of those vCPUs on the page's node: the
+// locality the group's vCPUs would see if each used all of it alike. (Until
+// 2026-12-05 such a page counted whole on any node one of them ran on, so a
+// group split over every node read 100% wherever its memory was.)
 #ifndef NUMAVM_CLI_PLACEMENT_LOCALITY_H_
 #define NUMAVM_CLI_PLACEMENT_LOCALITY_H_
 
