@@ -63,8 +63,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
     if (delta.vcpu_nodes[v] >= 0) counters_.vcpu_nodes[v] = delta.vcpu_nodes[v];
   }
   counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() + placer_.state_bytes() +
-                          sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity() +
-                                              sampled_now_.capacity() + sampled_before_.capacity());
+                          sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
   return PeriodOutcome{
@@ -76,10 +75,6 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
                                            const std::vector<int>& page_nodes) {
   const int vcpus = placer_.vcpus();
   std::vector<int> previous_vcpu(batch.size(), -1);
-  // Pages sampled in this batch or the one before (PageState::kSampledLately).
-  for (uint64_t g : sampled_before_) pages_.at(g).clear(PageState::kSampledLately);
-  sampled_before_.swap(sampled_now_);
-  sampled_now_.clear();
   // The vCPU last sampled in each region in this batch.
   absl::flat_hash_map<uint64_t, int> region_vcpu;
   region_vcpu.reserve(batch.size());
@@ -93,10 +88,10 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     if (s.gfn >= pages_.size() || s.vcpu < 0 || s.vcpu >= vcpus) continue;
     placer_.AddSample(s.vcpu);
     // Who else used the page's region in the same batch: vCPUs that work in
-    // one region at one time share it, seen at every visit of the region
-    // where their accesses interleave (the simulator's model of numa01);
-    // vCPUs that stream through their memory meet a region's probes one at
-    // a time, and show by the hand-overs of its pages below.
+    // one region at one time share it, seen at every visit of the region -
+    // a page's own hand-overs need a page sampled three times, which a
+    // sweep of a large guest does once in minutes (numa01's groups on as
+    // many nodes as vCPUs never formed in a 150 s run).
     bool shared_now = false;
     auto [in_region, first_here] = region_vcpu.try_emplace(RegionTable::RegionOf(s.gfn), s.vcpu);
     if (!first_here && in_region->second != s.vcpu) {
@@ -107,14 +102,7 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     PageState& state = pages_.at(s.gfn);
     const int last = state.last_vcpu();
     if (last != PageState::kNoVcpu && last != s.vcpu && last < vcpus) {
-      // A hand-over counts as sharing from the second, or at once when the
-      // page's previous sample was in this batch or the last: a region
-      // whose first visit wants it moved is visited again the next period,
-      // at the same probe pages, so vCPUs that share it show within a
-      // second - where a large guest's sweep comes round once in minutes
-      // (numa01's groups on as many nodes as vCPUs never formed in a 150 s
-      // run). First touch and use are far further apart.
-      if (state.vcpu_switches() > 0 || state.has(PageState::kSampledLately)) {
+      if (state.vcpu_switches() > 0) {
         if (!shared_now) placer_.AddSharing(s.vcpu, last);
         // Only between groups that exist: before grouping every vCPU is
         // on its own.
@@ -139,10 +127,6 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
       if (placer_.group_of(last) == placer_.group_of(s.vcpu)) state.clear(PageState::kCrossGroup);
     }
     state.set_last_vcpu(s.vcpu);
-    if (!state.has(PageState::kSampledLately)) {
-      state.set(PageState::kSampledLately);
-      sampled_now_.push_back(s.gfn);
-    }
   }
   return previous_vcpu;
 }

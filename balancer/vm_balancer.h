@@ -115,9 +115,8 @@ class VmBalancer final {
   absl::Duration SweepEstimate() const;
   double visits_per_second_ = 0;
   absl::Duration last_batch_;
-  absl::Duration epoch_start_;                          // of the re-migration epochs
-  std::vector<uint64_t> moved_now_, moved_before_;      // pages marked in this / the last epoch
-  std::vector<uint64_t> sampled_now_, sampled_before_;  // in this / the last batch
+  absl::Duration epoch_start_;                      // of the re-migration epochs
+  std::vector<uint64_t> moved_now_, moved_before_;  // pages marked in this / the last epoch
   struct PeriodLocality {
     absl::Duration at;
     uint64_t attributed = 0, local = 0;

@@ -51,10 +51,6 @@ struct PageState {
   // a page asked to move again meanwhile is a re-migration.
   static constexpr uint8_t kMovedNow = 1 << 5;
   static constexpr uint8_t kMovedBefore = 1 << 6;
-  // Bit 7: sampled in this batch or the one before (VmBalancer keeps the
-  // list to clear): a hand-over from such a sample is two vCPUs at work on
-  // the page now, not first touch and use.
-  static constexpr uint8_t kSampledLately = 1 << 7;
 
   int vcpu_switches() const { return Count(kSwitchShift); }
   void add_vcpu_switch() { Step(kSwitchShift, +1); }
