@@ -75,9 +75,6 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
                                            const std::vector<int>& page_nodes) {
   const int vcpus = placer_.vcpus();
   std::vector<int> previous_vcpu(batch.size(), -1);
-  // The vCPU last sampled in each region in this batch.
-  absl::flat_hash_map<uint64_t, int> region_vcpu;
-  region_vcpu.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     const AccessSample& s = batch[i];
     placer_.AddFault(s.vcpu, page_nodes[i]);
@@ -87,23 +84,11 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     // once; shared memory keeps changing.
     if (s.gfn >= pages_.size() || s.vcpu < 0 || s.vcpu >= vcpus) continue;
     placer_.AddSample(s.vcpu);
-    // Who else used the page's region in the same batch: vCPUs that work in
-    // one region at one time share it, seen at every visit of the region -
-    // a page's own hand-overs need a page sampled three times, which a
-    // sweep of a large guest does once in minutes (numa01's groups on as
-    // many nodes as vCPUs never formed in a 150 s run).
-    bool shared_now = false;
-    auto [in_region, first_here] = region_vcpu.try_emplace(RegionTable::RegionOf(s.gfn), s.vcpu);
-    if (!first_here && in_region->second != s.vcpu) {
-      placer_.AddSharing(s.vcpu, in_region->second);
-      shared_now = true;
-    }
-    in_region->second = s.vcpu;
     PageState& state = pages_.at(s.gfn);
     const int last = state.last_vcpu();
     if (last != PageState::kNoVcpu && last != s.vcpu && last < vcpus) {
       if (state.vcpu_switches() > 0) {
-        if (!shared_now) placer_.AddSharing(s.vcpu, last);
+        placer_.AddSharing(s.vcpu, last);
         // Only between groups that exist: before grouping every vCPU is
         // on its own.
         if (placer_.group_of(s.vcpu) != placer_.group_of(last) && placer_.grouped(s.vcpu) &&
