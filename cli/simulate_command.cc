@@ -21,6 +21,9 @@ namespace {
 
 constexpr const char* kBestDefinition =
     "each page on the node whose vCPUs use it most, vCPUs where they started";
+constexpr const char* kBestMovingVcpusDefinition =
+    "the same with vCPUs moved or swapped between nodes, within their CPUs, while that raises it "
+    "(local search from the start)";
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "numavm simulate: %s\n", std::string(status.message()).c_str());
@@ -174,6 +177,14 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                            : nlohmann::json(nullptr);
   j["beats_best_by_moving_vcpus"] = r.has_accesses && r.final_locality > r.best_locality + 1e-9;
   j["seconds_to_90pct_of_best"] = Optional(r.seconds_to_90pct_of_best);
+  j["best_moving_vcpus_definition"] = kBestMovingVcpusDefinition;
+  j["best_moving_vcpus_locality"] = locality(r.best_moving_vcpus_locality);
+  j["best_moving_vcpus_nodes"] = r.best_vcpu_nodes;
+  j["final_vs_best_moving_vcpus"] =
+      r.has_accesses && r.best_moving_vcpus_locality > 0
+          ? nlohmann::json(r.final_locality / r.best_moving_vcpus_locality)
+          : nlohmann::json(nullptr);
+  j["seconds_to_90pct_of_best_moving_vcpus"] = Optional(r.seconds_to_90pct_of_best_moving_vcpus);
   j["guest_bytes"] = r.guest_bytes;
   j["guest_bytes_to_90pct_of_best"] = Optional(r.guest_bytes_to_90pct_of_best);
   j["pages_migrated"] = r.pages_migrated;
@@ -201,6 +212,9 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                       {"start_seconds", p.start_seconds},
                       {"best_locality", locality(p.best)},
                       {"seconds_to_90pct_of_best", Optional(p.seconds_to_90pct_of_best)},
+                      {"best_moving_vcpus_locality", locality(p.best_moving_vcpus)},
+                      {"seconds_to_90pct_of_best_moving_vcpus",
+                       Optional(p.seconds_to_90pct_of_best_moving_vcpus)},
                       {"end_locality", locality(p.end_locality)}});
   }
   j["phases"] = phases;
@@ -246,6 +260,18 @@ std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
       &out, absl::StrFormat("locality:  %s at start -> %s at the end; best %s (%s)\n",
                             Percent(known, r.start_locality), Percent(known, r.final_locality),
                             Percent(known, r.best_locality), kBestDefinition));
+  if (known && r.best_moving_vcpus_locality > r.best_locality + 1e-9) {
+    absl::StrAppend(
+        &out, absl::StrFormat("           %s with vCPUs moved within the nodes' CPUs (nodes %s): "
+                              "%s of it at the end, %s\n",
+                              Percent(known, r.best_moving_vcpus_locality),
+                              absl::StrJoin(r.best_vcpu_nodes, " "),
+                              Percent(known, r.final_locality / r.best_moving_vcpus_locality),
+                              r.seconds_to_90pct_of_best_moving_vcpus
+                                  ? absl::StrFormat("90%% of it after %.0f s",
+                                                    *r.seconds_to_90pct_of_best_moving_vcpus)
+                                  : std::string("never 90% of it")));
+  }
   if (known && r.final_locality > r.best_locality + 1e-9) {
     absl::StrAppend(&out, "           the balancer beat best by moving vCPUs\n");
   }

@@ -74,6 +74,7 @@ void GroundTruth::SetPhase(size_t p) {
     Reassign(seg.range, [&](int node) { return node >= 0 && tied[node] ? node : best; });
   }
   best_ = total_weight_ > 0 ? best_local / total_weight_ : 0;
+  best_moving_vcpus_ = BestVcpuPlacement(topology_, phase, start_nodes_);
 }
 
 void GroundTruth::Split(uint64_t at) {

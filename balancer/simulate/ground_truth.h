@@ -2,7 +2,8 @@
 // that hit memory on the accessing vCPU's node, from the model (every page,
 // weighted by how often it is accessed) - not from whichever window was
 // sampled last. Also `best`: each page on the node whose vCPUs use it most,
-// vCPUs where they started; and the fewest page moves that reach it.
+// vCPUs where they started; the fewest page moves that reach it; and the
+// best with the vCPUs moved too.
 // Cost follows the workload's segments and the pages that move, not the
 // guest's size.
 #ifndef NUMAVM_BALANCER_SIMULATE_GROUND_TRUTH_H_
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "balancer/replay/model_placement_view.h"
+#include "balancer/simulate/best_vcpu_placement.h"
 #include "balancer/simulate/workload_model.h"
 #include "balancer/topology/topology.h"
 
@@ -36,6 +38,9 @@ class GroundTruth {
   double Locality(const std::vector<int>& vcpu_nodes) const;
   // Best locality of the phase in force.
   double Best() const { return best_; }
+  // The same with the vCPUs placed for it within the nodes' CPUs
+  // (best_vcpu_placement.h): at least Best().
+  const VcpuPlacementBest& BestMovingVcpus() const { return best_moving_vcpus_; }
   // Relative speed of each vCPU's memory accesses: 1 when all are local;
   // memory at distance d takes d/10 as long.
   std::vector<double> Speeds(const std::vector<int>& vcpu_nodes) const;
@@ -58,6 +63,7 @@ class GroundTruth {
   std::vector<std::vector<uint64_t>> on_node_;
   double total_weight_ = 0;  // accesses per second of the phase
   double best_ = 0;
+  VcpuPlacementBest best_moving_vcpus_;
   // Where the oracle's pages are: runs [first, end) -> node.
   std::map<uint64_t, std::pair<uint64_t, int>> oracle_;
   uint64_t min_page_moves_ = 0;

@@ -136,6 +136,11 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   const CpuModel cpu_model;
   size_t phase = 0;
   std::vector<SimPhaseResult> phases{{first.label, 0, truth.Best(), std::nullopt, 0}};
+  auto with_moved_vcpus = [&truth](SimPhaseResult& phase) {
+    phase.best_moving_vcpus = truth.BestMovingVcpus().locality;
+    phase.best_vcpu_nodes = truth.BestMovingVcpus().vcpu_nodes;
+  };
+  with_moved_vcpus(phases.back());
   std::vector<SimPoint> series;
   AccessBatch batch;
   std::vector<absl::Duration> stall_before(options.vcpus);
@@ -161,6 +166,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
         speed = truth.Speeds(view.VcpuNodes());
         phases.push_back(
             {workload.phases()[p].label, absl::ToDoubleSeconds(a), truth.Best(), std::nullopt, 0});
+        with_moved_vcpus(phases.back());
       }
       const absl::Duration b =
           p + 1 < workload.phases().size() ? std::min(t1, workload.phases()[p + 1].start) : t1;
@@ -225,6 +231,14 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
         locality >= 0.9 * current.best) {
       current.seconds_to_90pct_of_best = seconds - current.start_seconds;
     }
+    if (!r.seconds_to_90pct_of_best_moving_vcpus && truth.has_accesses() &&
+        locality >= 0.9 * truth.BestMovingVcpus().locality) {
+      r.seconds_to_90pct_of_best_moving_vcpus = seconds;
+    }
+    if (!current.seconds_to_90pct_of_best_moving_vcpus && truth.has_accesses() &&
+        locality >= 0.9 * current.best_moving_vcpus) {
+      current.seconds_to_90pct_of_best_moving_vcpus = seconds - current.start_seconds;
+    }
     t = t1;
   }
   phases.back().end_locality = truth.Locality(view.VcpuNodes());
@@ -235,6 +249,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   r.pages_per_node = view.pages_per_node();
   r.final_locality = phases.back().end_locality;
   r.best_locality = phases.back().best;
+  r.best_moving_vcpus_locality = phases.back().best_moving_vcpus;
+  r.best_vcpu_nodes = phases.back().best_vcpu_nodes;
   r.phases = std::move(phases);
   r.pages_migrated = view.page_moves();
   r.min_page_moves = truth.min_page_moves();

@@ -73,6 +73,10 @@ struct SimPhaseResult {
   // From the phase's start; empty if it never got there.
   std::optional<double> seconds_to_90pct_of_best;
   double end_locality = 0;  // at the phase's end
+  // The same for the best with vCPUs moved (best_vcpu_placement.h).
+  double best_moving_vcpus = 0;
+  std::vector<int> best_vcpu_nodes;
+  std::optional<double> seconds_to_90pct_of_best_moving_vcpus;
 };
 
 struct SimulationResult {
@@ -87,6 +91,11 @@ struct SimulationResult {
   // The first period end at which ground truth reached 90% of the best of
   // the phase in force; empty if never.
   std::optional<double> seconds_to_90pct_of_best;
+  // The same against the best with vCPUs moved within the nodes' CPUs
+  // (best_vcpu_placement.h), and that placement; of the last phase.
+  double best_moving_vcpus_locality = 0;
+  std::vector<int> best_vcpu_nodes;
+  std::optional<double> seconds_to_90pct_of_best_moving_vcpus;
   std::vector<SimPhaseResult> phases;
   uint64_t pages_migrated = 0;
   uint64_t min_page_moves = 0;

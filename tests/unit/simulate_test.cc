@@ -67,6 +67,9 @@ TEST_P(Shapes, OwnedMemoryReachesBestWithTheFewestMoves) {
     const SimulationResult r = RunSim(Defaults(shape, GetParam().vcpus), topology_);
     ASSERT_TRUE(r.has_accesses);
     EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+    // Moving vCPUs within the nodes' CPUs never makes the bar lower.
+    EXPECT_GE(r.best_moving_vcpus_locality, r.best_locality - 1e-12);
+    EXPECT_LE(r.best_moving_vcpus_locality, 1.0 + 1e-12);
     ASSERT_TRUE(r.seconds_to_90pct_of_best.has_value());
     // The warm-up (4 s), then two visits of each region: today 5-7 s.
     EXPECT_LE(*r.seconds_to_90pct_of_best, 10.0);
@@ -151,6 +154,27 @@ TEST(Simulate, BigGroupsFormAndJoinTheirMemory) {
   const SimulationResult r = RunSim(Defaults("numa01", 32), t);
   EXPECT_EQ(r.counters.groups, 2);
   EXPECT_GE(r.final_locality, 0.9 * r.best_locality);
+}
+
+// numa01's two groups of eight, started four a node on 4 nodes of 16 CPUs
+// (each group over two nodes): vCPUs where they started, half of a group's
+// accesses are local at best;
+// with the vCPUs moved, each group fits a node and all of them are. The
+// balancer gathers the groups and gets there.
+TEST(Simulate, TheBestWithVcpusMovedGathersTheGroups) {
+  const Topology t = LoadShipped("topology-4node-large");
+  SimulationOptions o = Defaults("numa01", 16, 128);
+  o.memory_bytes = 1ull << 30;
+  const SimulationResult r = RunSim(o, t);
+  EXPECT_DOUBLE_EQ(r.best_locality, 0.5);
+  EXPECT_DOUBLE_EQ(r.best_moving_vcpus_locality, 1.0);
+  ASSERT_EQ(r.best_vcpu_nodes.size(), 16u);
+  for (int v = 0; v < 16; ++v) {
+    EXPECT_EQ(r.best_vcpu_nodes[v], r.best_vcpu_nodes[v < 8 ? 0 : 8]) << "vCPU " << v;
+  }
+  EXPECT_NE(r.best_vcpu_nodes[0], r.best_vcpu_nodes[8]);
+  EXPECT_GE(r.final_locality, 0.9 * r.best_moving_vcpus_locality);
+  EXPECT_TRUE(r.seconds_to_90pct_of_best_moving_vcpus.has_value());
 }
 
 TEST(Simulate, TheSameSeedGivesTheSameRun) {
