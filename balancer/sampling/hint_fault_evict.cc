@@ -93,14 +93,13 @@ absl::Status HintFaultSampler::Evict(uint8_t* host, uint64_t gfn, uint64_t pages
   const int freed = ::madvise(host, len, MADV_DONTNEED) == 0 ? 0 : errno;
   step(spent.free);
   if (freed != 0) {
-    const int err = freed;
     for (uint64_t i = 0; i < pages; ++i) {
       if (auto page = evicted_.Take(gfn + i)) evicted_.Recycle(std::move(page->bytes));
       ClearArmed(gfn + i);
     }
     wp.mode = 0;  // the pages stay as they were; writers go on
     ::ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp);
-    return ErrnoStatus(err, "madvise(MADV_DONTNEED) of the probes to evict");
+    return ErrnoStatus(freed, "madvise(MADV_DONTNEED) of the probes to evict");
   }
   // The protection went with the pages; a writer that faulted meanwhile
   // is woken by the handler and finds the page missing.
