@@ -77,7 +77,8 @@ TEST(BestVcpuPlacement, MoreVcpusThanCpusShareTheNodesAlike) {
 
 TEST(BestVcpuPlacement, PrivateMemoryKeepsEveryVcpuWhereItStarted) {
   const std::vector<int> start = {0, 1, 0, 1};
-  const VcpuPlacementBest best = BestVcpuPlacement(Nodes(2, 2), Groups({{0}, {1}, {2}, {3}}), start);
+  const VcpuPlacementBest best =
+      BestVcpuPlacement(Nodes(2, 2), Groups({{0}, {1}, {2}, {3}}), start);
   EXPECT_DOUBLE_EQ(best.locality, 1.0);
   EXPECT_EQ(best.vcpu_nodes, start);
 }
