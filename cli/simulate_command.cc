@@ -213,6 +213,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                       {"best_locality", locality(p.best)},
                       {"seconds_to_90pct_of_best", Optional(p.seconds_to_90pct_of_best)},
                       {"best_moving_vcpus_locality", locality(p.best_moving_vcpus)},
+                      {"best_moving_vcpus_nodes", p.best_vcpu_nodes},
                       {"seconds_to_90pct_of_best_moving_vcpus",
                        Optional(p.seconds_to_90pct_of_best_moving_vcpus)},
                       {"end_locality", locality(p.end_locality)}});

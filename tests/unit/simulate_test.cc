@@ -157,10 +157,10 @@ TEST(Simulate, BigGroupsFormAndJoinTheirMemory) {
 }
 
 // numa01's two groups of eight, started four a node on 4 nodes of 16 CPUs
-// (each group over two nodes): vCPUs where they started, half of a group's
-// accesses are local at best;
-// with the vCPUs moved, each group fits a node and all of them are. The
-// balancer gathers the groups and gets there.
+// (each group over two nodes): with the vCPUs where they started, half of a
+// group's accesses are local at best; with the vCPUs moved, each group fits
+// a node and all of them are. The balancer gathers the groups and gets
+// there.
 TEST(Simulate, TheBestWithVcpusMovedGathersTheGroups) {
   const Topology t = LoadShipped("topology-4node-large");
   SimulationOptions o = Defaults("numa01", 16, 128);
