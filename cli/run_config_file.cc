@@ -27,7 +27,11 @@ absl::Status CheckKeys(const toml::table& table, const std::set<std::string>& al
 absl::StatusOr<std::string> SizeString(const toml::node& node, absl::string_view key,
                                        absl::string_view source) {
   if (auto s = node.value<std::string>()) return *s;
-  if (auto i = node.value<int64_t>(); i && *i >= 0) return absl::StrCat(*i);
+  // Only an integer node: value<int64_t>() would also convert a float, and a
+  // float beyond int64's range makes that conversion undefined (the fuzzer
+  // found `memory = 1e300`).
+  if (const toml::value<int64_t>* i = node.as_integer(); i != nullptr && **i >= 0)
+    return absl::StrCat(**i);
   return Bad(source, absl::StrCat(key, " must be a size such as \"512M\""));
 }
 

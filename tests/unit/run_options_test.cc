@@ -75,6 +75,23 @@ TEST(ApplyRunConfig, WrongTypesAreErrors) {
   EXPECT_FALSE(ApplyRunConfig("[[cell]]\nmemory = \"16M\"\n", "t.toml", o).ok());
 }
 
+// A size is a string or a whole number. A float is refused, even one far
+// beyond int64's range (the fuzzer found `memory = 1e300` converting with
+// undefined behaviour).
+TEST(ApplyRunConfig, FloatSizesAreErrors) {
+  for (const char* text :
+       {"[vm]\nmemory = 1e300\n", "[vm]\nmemory = -1e300\n", "[vm]\nmemory = 1.0\n",
+        "[vm]\nmemory = nan\n", "[[cell]]\nmemory = 1e300\n"}) {
+    RunOptions o;
+    absl::Status s = ApplyRunConfig(text, "t.toml", o);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.message().find("must be a size such as"), absl::string_view::npos) << s.message();
+  }
+  RunOptions o;
+  ASSERT_TRUE(ApplyRunConfig("[vm]\nmemory = 67108864\n", "t.toml", o).ok());
+  EXPECT_EQ(o.vm.memory_bytes, 64ull << 20);
+}
+
 TEST(ResolveRunOptions, FlagsOverrideTheDefaults) {
   RunFlags f;
   f.vcpus = 2;
