@@ -10,6 +10,7 @@
 #include "balancer/libvirt/kernel_numa_faults.h"
 #include "balancer/libvirt/qemu_process.h"
 #include "balancer/policy/home_node.h"
+#include "base/proc_file.h"
 #include "base/size.h"
 #include "base/thread_cpu.h"
 
@@ -29,10 +30,19 @@ absl::Status AttachedDomain::Measure() {
   }
   for (uint64_t i = 0; i < n; ++i) page_node_[gfns[i]] = static_cast<int8_t>((*nodes)[i]);
   cursor_ = (cursor_ + n) % std::max<uint64_t>(pages, 1);
+  scanned_ = std::min(pages, scanned_ + n);
 
   report_.memory_per_node.clear();
-  for (int8_t node : page_node_) {
-    if (node >= 0) report_.memory_per_node[topology_.nodes[node].id] += kPage;
+  if (scanned_ < pages) {
+    // The scan knows part of the RAM yet (1 GiB per round): the report's
+    // placement is the kernel's count of all of it.
+    ReadNumaMaps();
+    report_.memory_per_node = numa_maps_bytes_;
+  }
+  if (report_.memory_per_node.empty()) {
+    for (int8_t node : page_node_) {
+      if (node >= 0) report_.memory_per_node[topology_.nodes[node].id] += kPage;
+    }
   }
   absl::StatusOr<std::vector<int>> cpus = domain_.VcpuCpus(host_cpus_);
   if (!cpus.ok()) return cpus.status();
@@ -58,6 +68,19 @@ absl::Status AttachedDomain::Measure() {
     if (report_.access_locality) report_.access_source = "kernel";
   }
   return absl::OkStatus();
+}
+
+void AttachedDomain::ReadNumaMaps() {
+  const absl::Time start = absl::Now();
+  if (numa_maps_read_at_ && start - *numa_maps_read_at_ < 100 * numa_maps_cost_) return;
+  absl::StatusOr<std::vector<NumaMapsEntry>> parsed =
+      ParseNumaMaps(ReadProcFile(absl::StrCat("/proc/", pid_, "/numa_maps")));
+  // Unreadable (a kernel without NUMA has no numa_maps) or malformed: the
+  // scan's partial count stands.
+  numa_maps_bytes_ =
+      parsed.ok() ? ResidentBytesPerNode(*parsed, ram_ranges_) : std::map<int, uint64_t>{};
+  numa_maps_read_at_ = start;
+  numa_maps_cost_ = absl::Now() - start;
 }
 
 void AttachedDomain::set_mode(BalanceMode mode) {

@@ -8,10 +8,10 @@
 // limit and counters - through a DomainPlacementView. Detach puts the
 // original pinning back.
 //
-// Per-page access tracking of another process is not available on the
-// kernels this runs on (no DAMON virtual-address operations, idle-page
-// tracking or soft-dirty there), so the balancer's samples come from the
-// guest's cells (sampling/cell_samples.h): a cell's memory belongs with the
+// Per-page access tracking of another process is not used (DAMON's
+// virtual-address operations exist in the lab's 6.12 kernel, but numavm
+// does not read them yet: docs/libvirt.md), so the balancer's samples come
+// from the guest's cells (sampling/cell_samples.h): a cell's memory belongs with the
 // cell's vCPUs, and a domain without cells is one cell, as ESXi treats a VM
 // as one NUMA client with a home.
 #ifndef NUMAVM_BALANCER_LIBVIRT_ATTACHED_DOMAIN_H_
@@ -19,6 +19,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -125,6 +126,11 @@ class AttachedDomain {
   absl::Status ConstrainToAdministrator(const FoundPinning& found);
 
   absl::Status Measure();
+  // Where all of the RAM is, by the kernel's count (numa_maps): for the
+  // report until the scan has been round once. Read at most 1% of the
+  // time (it walks the page tables of the whole RAM); in between, the
+  // last reading stands.
+  void ReadNumaMaps();
   // Chooses each cell's home; returns the pages not on their cell's home.
   uint64_t ChooseHomes(const std::vector<int>& busy_cpus);
   absl::Status PinToHome();
@@ -159,6 +165,11 @@ class AttachedDomain {
   // The scan: each gfn's node, refreshed scan_pages_per_step at a time.
   std::vector<int8_t> page_node_;  // node index, -1 not present
   uint64_t cursor_ = 0;
+  uint64_t scanned_ = 0;                     // gfns queried so far, up to all of them
+  std::vector<HostRange> ram_ranges_;        // the cells' RAM in the QEMU process
+  std::map<int, uint64_t> numa_maps_bytes_;  // node id -> bytes, last reading
+  std::optional<absl::Time> numa_maps_read_at_;
+  absl::Duration numa_maps_cost_;
   VmReport report_;
 };
 

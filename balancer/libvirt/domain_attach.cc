@@ -120,6 +120,7 @@ absl::Status AttachedDomain::FindRam() {
             CellSamples::kRegionPages;
     ram_bytes_ += range.bytes;
     cell_ram.push_back({c.first_page, range});
+    ram_ranges_.push_back(range);
     guest_cells.push_back({c.first_page, c.pages, c.vcpus});
     cells_.push_back(std::move(c));
   }

@@ -1,5 +1,6 @@
 #include "balancer/libvirt/qemu_process.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 
@@ -110,6 +111,60 @@ absl::StatusOr<HostRange> FindGuestRam(const std::vector<MapsEntry>& maps, uint6
         absl::StrCat("no mapping of ", ram_bytes, " bytes (the guest RAM) in the QEMU process"));
   }
   return HostRange{best->start, ram_bytes};
+}
+
+absl::StatusOr<std::vector<NumaMapsEntry>> ParseNumaMaps(absl::string_view text) {
+  std::vector<NumaMapsEntry> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    // "7f2c5c000000 default file=/memfd:x\040(deleted) dirty=2 N0=2 N1=5
+    // kernelpagesize_kB=4": the kernel escapes blanks in paths, so fields
+    // are split by single spaces.
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    NumaMapsEntry e;
+    uint64_t start = 0;
+    if (f.size() < 2 || !absl::SimpleHexAtoi(f[0], &start)) {
+      return absl::InvalidArgumentError(absl::StrCat("numa_maps: bad line '", line, "'"));
+    }
+    e.start = start;
+    for (size_t i = 2; i < f.size(); ++i) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(f[i], '=');
+      uint64_t value = 0;
+      if (kv.first == "kernelpagesize_kB") {
+        if (!absl::SimpleAtoi(kv.second, &value) || value == 0 || value > (1ull << 30)) {
+          return absl::InvalidArgumentError(absl::StrCat("numa_maps: bad '", f[i], "'"));
+        }
+        e.page_bytes = value * 1024;
+        continue;
+      }
+      int node = -1;
+      if (kv.first.size() < 2 || kv.first[0] != 'N' ||
+          !absl::SimpleAtoi(kv.first.substr(1), &node)) {
+        continue;  // anon=, dirty=, file=, huge, ... - not per node
+      }
+      if (node < 0 || node > 4095 || !absl::SimpleAtoi(kv.second, &value)) {
+        return absl::InvalidArgumentError(absl::StrCat("numa_maps: bad '", f[i], "'"));
+      }
+      e.pages_per_node[node] += value;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::map<int, uint64_t> ResidentBytesPerNode(const std::vector<NumaMapsEntry>& numa_maps,
+                                             const std::vector<HostRange>& ranges) {
+  std::map<int, uint64_t> out;
+  for (const NumaMapsEntry& e : numa_maps) {
+    bool inside = false;
+    for (const HostRange& r : ranges) inside |= e.start >= r.start && e.start - r.start < r.bytes;
+    if (!inside) continue;
+    for (const auto& [node, pages] : e.pages_per_node) {
+      // Saturating: a hostile or corrupt count must not wrap to a small one.
+      const uint64_t bytes = pages > UINT64_MAX / e.page_bytes ? UINT64_MAX : pages * e.page_bytes;
+      out[node] = bytes > UINT64_MAX - out[node] ? UINT64_MAX : out[node] + bytes;
+    }
+  }
+  return out;
 }
 
 }  // namespace numavm

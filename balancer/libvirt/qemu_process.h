@@ -45,6 +45,24 @@ absl::StatusOr<std::vector<MapsEntry>> ParseMaps(absl::string_view text);
 // larger (QEMU may add alignment), trimmed to `ram_bytes`.
 absl::StatusOr<HostRange> FindGuestRam(const std::vector<MapsEntry>& maps, uint64_t ram_bytes);
 
+// One line of /proc/PID/numa_maps: a mapping (by its start), and how many
+// of its pages are resident on each node, in its kernel page size (4 KiB,
+// or a hugetlb size; a transparent huge page counts as 512 4 KiB pages).
+struct NumaMapsEntry {
+  uintptr_t start = 0;
+  uint64_t page_bytes = 4096;
+  std::map<int, uint64_t> pages_per_node;  // kernel node id -> pages
+};
+absl::StatusOr<std::vector<NumaMapsEntry>> ParseNumaMaps(absl::string_view text);
+
+// Bytes resident on each host node (kernel node id) of the mappings that
+// start inside `ranges`, from `numa_maps` - the kernel's own count, for the
+// whole of each mapping at once (a mapping that starts inside a range and
+// runs past its end counts whole: guest RAM's alignment slack, up to
+// 4 MiB). Empty when no such mapping has a resident page.
+std::map<int, uint64_t> ResidentBytesPerNode(const std::vector<NumaMapsEntry>& numa_maps,
+                                             const std::vector<HostRange>& ranges);
+
 }  // namespace numavm
 
 #endif  // NUMAVM_BALANCER_LIBVIRT_QEMU_PROCESS_H_

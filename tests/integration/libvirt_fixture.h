@@ -53,8 +53,9 @@ class LibvirtTest : public ::testing::Test {
     if (!runtime_.empty()) std::filesystem::remove_all(runtime_);
   }
 
-  LibvirtDomain Domain(const std::string& backing, int vcpus = 2, int cells = 0) {
-    absl::StatusOr<LibvirtDomain> d = LibvirtEnv::CreateDomain(backing, vcpus, kMemoryMib, cells);
+  LibvirtDomain Domain(const std::string& backing, int vcpus = 2, int cells = 0,
+                       int memory_mib = kMemoryMib) {
+    absl::StatusOr<LibvirtDomain> d = LibvirtEnv::CreateDomain(backing, vcpus, memory_mib, cells);
     EXPECT_TRUE(d.ok()) << d.status();
     return *d;
   }

@@ -165,6 +165,28 @@ TEST_P(AttachTest, ATwoCellDomainIsMeasuredAndHomedPerCell) {
   ASSERT_TRUE(dom.Destroy().ok());
 }
 
+// A domain larger than one round's query (1 GiB): the one-shot report
+// still shows all of its RAM where it is - the kernel's per-node count of
+// the RAM mappings (numa_maps) - not the first GiB alone, and the
+// placement locality is of all of it.
+TEST_P(AttachTest, TheReportOfADomainLargerThanOneRoundShowsAllItsMemory) {
+  constexpr int kBigMib = 1536;
+  LibvirtDomain dom = Domain(GetParam(), 2, 0, kBigMib);
+  ASSERT_TRUE(dom.active());
+  nlohmann::json report = ReportJson();
+  const nlohmann::json* vm = Find(report, dom.name());
+  ASSERT_NE(vm, nullptr) << report.dump(2);
+  EXPECT_EQ((*vm)["memory_bytes"], uint64_t{kBigMib} << 20);
+  uint64_t resident = 0;
+  for (const auto& [node, bytes] : (*vm)["memory_per_node"].items())
+    resident += bytes.get<uint64_t>();
+  // All of it was allocated at start; up to 4 MiB of alignment slack past
+  // the RAM may count with it (docs/libvirt.md).
+  EXPECT_GE(resident, uint64_t{kBigMib} << 20) << (*vm).dump(2);
+  EXPECT_LE(resident, (uint64_t{kBigMib} + 4) << 20) << (*vm).dump(2);
+  ASSERT_TRUE(dom.Destroy().ok());
+}
+
 // move_pages works on the QEMU process: the RAM numavm finds is the guest's
 // (every page resident), and pages can be moved (to node 0 here, the only
 // node) and queried again.
