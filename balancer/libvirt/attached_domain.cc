@@ -32,14 +32,19 @@ absl::Status AttachedDomain::Measure() {
   cursor_ = (cursor_ + n) % std::max<uint64_t>(pages, 1);
   scanned_ = std::min(pages, scanned_ + n);
 
-  report_.memory_per_node.clear();
+  // While the scan knows part of the RAM (1 GiB per round), the report's
+  // placement, and the homes, are of the kernel's count of all of it.
   if (scanned_ < pages) {
-    // The scan knows part of the RAM yet (1 GiB per round): the report's
-    // placement is the kernel's count of all of it.
     ReadNumaMaps();
-    report_.memory_per_node = numa_maps_bytes_;
+  } else {
+    numa_maps_bytes_.clear();
+  }
+  report_.memory_per_node.clear();
+  for (const std::map<int, uint64_t>& cell : numa_maps_bytes_) {
+    for (const auto& [id, bytes] : cell) report_.memory_per_node[id] += bytes;
   }
   if (report_.memory_per_node.empty()) {
+    numa_maps_bytes_.clear();  // nothing resident by its count: the scan's
     for (int8_t node : page_node_) {
       if (node >= 0) report_.memory_per_node[topology_.nodes[node].id] += kPage;
     }
@@ -77,8 +82,12 @@ void AttachedDomain::ReadNumaMaps() {
       ParseNumaMaps(ReadProcFile(absl::StrCat("/proc/", pid_, "/numa_maps")));
   // Unreadable (a kernel without NUMA has no numa_maps) or malformed: the
   // scan's partial count stands.
-  numa_maps_bytes_ =
-      parsed.ok() ? ResidentBytesPerNode(*parsed, ram_ranges_) : std::map<int, uint64_t>{};
+  numa_maps_bytes_.clear();
+  if (parsed.ok()) {
+    for (const HostRange& r : ram_ranges_) {
+      numa_maps_bytes_.push_back(ResidentBytesPerNode(*parsed, {r}));
+    }
+  }
   numa_maps_read_at_ = start;
   numa_maps_cost_ = absl::Now() - start;
 }
@@ -112,9 +121,18 @@ uint64_t AttachedDomain::ChooseHomes(const std::vector<int>& busy_cpus) {
   uint64_t away = 0;
   for (Cell& c : cells_) {
     if (c.vcpus.empty()) continue;  // memory without vCPUs: nowhere to go
+    // Pages per node index: the kernel's count while the scan has not been
+    // round once (Measure), else the scan's.
     std::vector<double> pages(topology_.node_count(), 0.0);
-    for (uint64_t g = c.first_page; g < c.first_page + c.pages; ++g) {
-      if (page_node_[g] >= 0) pages[page_node_[g]] += 1;
+    const size_t cell = static_cast<size_t>(&c - cells_.data());
+    if (cell < numa_maps_bytes_.size()) {
+      for (const auto& [id, bytes] : numa_maps_bytes_[cell]) {
+        if (int n = topology_.IndexOf(id); n >= 0) pages[n] += static_cast<double>(bytes / kPage);
+      }
+    } else {
+      for (uint64_t g = c.first_page; g < c.first_page + c.pages; ++g) {
+        if (page_node_[g] >= 0) pages[page_node_[g]] += 1;
+      }
     }
     // Other domains, and this domain's other cells, are busy CPUs.
     std::vector<int> busy = busy_cpus;
@@ -129,8 +147,8 @@ uint64_t AttachedDomain::ChooseHomes(const std::vector<int>& busy_cpus) {
     c.reason = home.reason;
     std::vector<bool> at_home(topology_.node_count(), false);
     for (int n : c.home) at_home[n] = true;
-    for (uint64_t g = c.first_page; g < c.first_page + c.pages; ++g) {
-      away += page_node_[g] >= 0 && !at_home[page_node_[g]] ? 1 : 0;
+    for (size_t n = 0; n < pages.size(); ++n) {
+      if (!at_home[n]) away += static_cast<uint64_t>(pages[n]);
     }
   }
   std::vector<int> nodes;

@@ -127,7 +127,7 @@ class AttachedDomain {
 
   absl::Status Measure();
   // Where all of the RAM is, by the kernel's count (numa_maps): for the
-  // report until the scan has been round once. Read at most 1% of the
+  // report and the homes until the scan has been round once. Read at most 1% of the
   // time (it walks the page tables of the whole RAM); in between, the
   // last reading stands.
   void ReadNumaMaps();
@@ -165,9 +165,10 @@ class AttachedDomain {
   // The scan: each gfn's node, refreshed scan_pages_per_step at a time.
   std::vector<int8_t> page_node_;  // node index, -1 not present
   uint64_t cursor_ = 0;
-  uint64_t scanned_ = 0;                     // gfns queried so far, up to all of them
-  std::vector<HostRange> ram_ranges_;        // the cells' RAM in the QEMU process
-  std::map<int, uint64_t> numa_maps_bytes_;  // node id -> bytes, last reading
+  uint64_t scanned_ = 0;               // gfns queried so far, up to all of them
+  std::vector<HostRange> ram_ranges_;  // the cells' RAM in the QEMU process
+  // The last reading, per cell: node id -> bytes.
+  std::vector<std::map<int, uint64_t>> numa_maps_bytes_;
   std::optional<absl::Time> numa_maps_read_at_;
   absl::Duration numa_maps_cost_;
   VmReport report_;
