@@ -32,7 +32,7 @@ struct SamplerStats {
   uint64_t windows = 0;            // scan periods completed
   std::vector<uint64_t> per_vcpu;  // samples by vCPU index
   absl::Duration helper_cpu_time;  // CPU time of the sampler's own threads
-  uint64_t ring_overruns = 0;      // dirty ring only: KVM ran past the ring's end
+  uint64_t ring_overruns = 0;      // dirty ring only: KVM ran a lap past the ring's end
   uint64_t unarmed_entries = 0;    // dirty ring only: entries outside the armed regions
   // evict only: the arming thread's CPU time in each step of taking probes
   // away (write-protect, read, node query, free), where the NUMA lab's

@@ -41,6 +41,7 @@ DirtyRingSampler::DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram,
       clock_(std::move(clock)),
       drain_interval_(drain_interval) {
   stats_.per_vcpu.assign(rings_.size(), 0);
+  empty_full_exits_.assign(rings_.size(), 0);
 }
 
 DirtyRingSampler::~DirtyRingSampler() { Stop(); }
@@ -133,6 +134,7 @@ uint64_t DirtyRingSampler::HarvestRing(int vcpu) {
     __atomic_store_n(&e.flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
     ++harvested;
   }
+  if (harvested != 0) empty_full_exits_[vcpu] = 0;
   entries_ += harvested;
   harvest_time_ += absl::FromChrono(std::chrono::steady_clock::now() - begin);
   return harvested;
@@ -146,9 +148,15 @@ absl::Status DirtyRingSampler::ResetRings() {
 void DirtyRingSampler::OnRingFull(int vcpu) {
   if (vcpu < 0 || vcpu >= static_cast<int>(rings_.size())) return;
   absl::MutexLock lock(&mu_);  // with the reset: see Drain
-  if (HarvestRing(vcpu) == 0) {
-    // KVM ran past the end of the ring: its reset index lags by more than
-    // a lap. Marking every entry reset lets one reset advance a full lap.
+  if (HarvestRing(vcpu) == 0 && ++empty_full_exits_[vcpu] >= 2) {
+    // Full twice running with nothing written: KVM ran past the end of the
+    // ring and its reset index lags by more than a lap. Marking every entry
+    // reset lets one reset advance a full lap. Never on the first empty
+    // exit: the drain thread may have emptied the ring between the exit
+    // and this call, and then KVM's reset - which walks while entries read
+    // reset, with no bound at its dirty index - would run past the entries
+    // it wrote, and the ring would read full for good.
+    empty_full_exits_[vcpu] = 0;
     ++stats_.ring_overruns;
     const DirtyRingView& ring = rings_[vcpu];
     for (uint32_t i = 0; i < ring.count; ++i) {

@@ -9,8 +9,9 @@
 // rarely reach ring-full. Where KVM emulates guest instructions (no hardware
 // virtualization) it pushes an entry for every emulated store rather than
 // once per page and may run past the ring's end before it exits; harvesting
-// scans the whole ring rather than trusting an index, and a ring-full exit
-// with nothing to harvest marks every entry reset so KVM can catch up.
+// scans the whole ring rather than trusting an index, and a second ring-full
+// exit running with nothing to harvest marks every entry reset so KVM can
+// catch up (OnRingFull).
 #ifndef NUMAVM_BALANCER_SAMPLING_DIRTY_RING_SAMPLER_H_
 #define NUMAVM_BALANCER_SAMPLING_DIRTY_RING_SAMPLER_H_
 
@@ -92,6 +93,8 @@ class DirtyRingSampler final : public AccessSampler {
   SamplerStats stats_ ABSL_GUARDED_BY(mu_);
   uint64_t entries_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration harvest_time_ ABSL_GUARDED_BY(mu_);
+  // Per vCPU: ring-full exits in a row that found nothing to harvest.
+  std::vector<int> empty_full_exits_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace numavm
