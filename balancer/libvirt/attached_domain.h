@@ -45,8 +45,8 @@ struct DomainOptions {
   // on: pin vCPUs to the home node and move memory there; advise: say so
   // in the status, change nothing; off: measure only.
   BalanceMode mode = BalanceMode::kOn;
-  // Pages queried per step for the report (the whole RAM is covered over
-  // several steps).
+  // Pages queried per step (the whole RAM is covered over several steps;
+  // until then the report and the homes use the kernel's per-node count).
   uint64_t scan_pages_per_step = 256 * 1024;
   // 2 MiB regions sampled per step for the balancer (4 pages each): 8 GiB,
   // so that a 1 TiB domain is visited in 128 steps.
