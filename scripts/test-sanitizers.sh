@@ -36,10 +36,14 @@ for target in trace run_config topology daemon_config elf proc control_reply; do
   extra=()
   [ "$target" = elf ] && extra=("$PAYLOADS")
   log="$ASAN/fuzz-$target.log"
-  # A fixed seed and number of runs: the same inputs on every CI run, so a
-  # crash is the code's, not the luck of one run (-max_total_time only caps
-  # a slow machine). New inputs go to a temporary directory, never into the
-  # tree; a crashing input is kept in the build directory.
+  # A fixed seed and number of runs, so that runs on one machine repeat
+  # (-max_total_time only caps a slow machine). Not bit for bit across
+  # machines: CI once found a crash at input 277,366 that a fresh clone of
+  # the same fuzz code and corpus had not met in 500,000 (the mutations
+  # follow coverage, which is not the same everywhere). A crash is the
+  # code's all the same: fix it and add its input to fuzz/corpus. New
+  # inputs go to a temporary directory, never into the tree; a crashing
+  # input is kept in the build directory.
   if ! "$ASAN/fuzz/fuzz_$target" -seed=1 -runs="$FUZZ_RUNS" -max_total_time=180 \
       -max_len=65536 -artifact_prefix="$ASAN/fuzz-crash-$target-" -print_final_stats=1 \
       "$corpus_out/$target" "fuzz/corpus/$target" "${extra[@]}" >"$log" 2>&1; then
