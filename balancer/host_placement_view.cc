@@ -20,6 +20,7 @@ HostPlacementView::HostPlacementView(const Topology& topology, std::vector<Guest
       ram_(std::move(ram)),
       threads_(std::move(threads)),
       node_index_of_cpu_(topology.NodeIndexOfCpus()),
+      node_load_(topology),
       migrator_(0, ram_.empty() ? kGuestPageBytes : ram_[0].page_bytes, limiter) {
   migrator_.set_max_time(PageMigrator::kMaxTimePerPeriod);
   migrator_.set_spare_cpus([this] { return spare_cpus_.Sample(); });

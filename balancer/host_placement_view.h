@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "balancer/actuation/node_load.h"
 #include "balancer/actuation/page_migrator.h"
 #include "balancer/actuation/protected_moves.h"
 #include "balancer/actuation/spare_cpus.h"
@@ -33,6 +34,7 @@ class HostPlacementView final : public PlacementView {
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override;
+  std::vector<double> OtherBusyCpus() override { return node_load_.Sample(threads_()); }
   absl::Status PinVcpu(int vcpu, int node) override;
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
                                              absl::Duration now) override;
@@ -86,6 +88,7 @@ class HostPlacementView final : public PlacementView {
   std::unique_ptr<UnmappedMoves> unmapped_;
   std::unique_ptr<ProtectedMoves> protected_;
   SpareCpus spare_cpus_;
+  NodeLoad node_load_;
   PageMigrator migrator_;
 };
 

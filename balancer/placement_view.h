@@ -19,6 +19,10 @@ class PlacementView {
   virtual absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) = 0;
   // Node index each vCPU runs on now, -1 if unknown.
   virtual std::vector<int> VcpuNodes() = 0;
+  // CPUs' worth of work other than this VM's vCPUs on each node index
+  // lately (whether the VM would find room on a node:
+  // policy/vcpu_plan.h); empty: not known, taken as none.
+  virtual std::vector<double> OtherBusyCpus() { return {}; }
   // Runs vCPU `vcpu` on node index `node` from now on (affinity).
   virtual absl::Status PinVcpu(int vcpu, int node) = 0;
   // Moves pages (gfn, node index); returns what happened.

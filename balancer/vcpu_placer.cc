@@ -84,7 +84,8 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
     // that fails leaves the vCPU where it was.
     std::vector<std::vector<double>> faults(vcpus);
     for (int v = 0; v < vcpus; ++v) faults[v] = faults_.of(v);
-    const VcpuPlan plan = PlanVcpus({&topology_, &faults, group_, home_, running});
+    const VcpuPlan plan = PlanVcpus(
+        {&topology_, &faults, group_, home_, running, config_.guest_bytes, view_.OtherBusyCpus()});
     delta.decisions += plan.decisions;
     for (const VcpuMove& m : plan.moves) {
       if (mode_ != BalanceMode::kOn) continue;

@@ -9,6 +9,7 @@
 #define NUMAVM_BALANCER_VCPU_PLACER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct VcpuPlacerConfig {
   // across domains: policy/home_node.h); this class only keeps the evidence
   // and the groups, and never pins.
   bool place_vcpus = true;
+  uint64_t guest_bytes = 0;  // the VM's memory (policy/vcpu_plan.h: whether it fits a node)
 };
 
 class VcpuPlacer final {

@@ -73,7 +73,7 @@ class VmBalancer final {
         regions_(guest_pages, std::max<uint64_t>(1, config_.backing_pages)),
         placer_(mode, topology, vcpus, view,
                 VcpuPlacerConfig{config_.cells, config_.grouping, config_.fault_half_life,
-                                 config_.place_vcpus}) {}
+                                 config_.place_vcpus, guest_pages * 4096 /* bytes a page */}) {}
 
   // One period's samples; returns what the period did (for the scan
   // control). An error disables balancing for this VM (the caller reports

@@ -4,6 +4,7 @@
 
 #include "base/read_file.h"
 #include "cli/payload_path.h"
+#include "vmm/linux_boot.h"
 
 namespace numavm {
 namespace {
@@ -35,6 +36,14 @@ absl::StatusOr<LinuxGuest> ReadLinuxGuest(const RunOptions& options) {
 }
 
 }  // namespace
+
+absl::Status CheckKernelFile(const RunOptions& options) {
+  if (options.kernel.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<uint8_t>> kernel =
+      ReadWhole(options.kernel, "kernel", kMaxKernelFileBytes);
+  if (!kernel.ok()) return kernel.status();
+  return ParseLinuxKernel(*kernel, options.kernel).status();
+}
 
 absl::StatusOr<GuestImage> ReadGuestImage(const RunOptions& options) {
   GuestImage image;

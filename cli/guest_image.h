@@ -26,6 +26,11 @@ struct GuestImage {
 // Errors are the user's input (exit 2).
 absl::StatusOr<GuestImage> ReadGuestImage(const RunOptions& options);
 
+// Whether --kernel names a Linux kernel numavm can boot, read and checked
+// before anything needs /dev/kvm, so that a wrong file is the user's error
+// (exit 2) on any host. OK without --kernel.
+absl::Status CheckKernelFile(const RunOptions& options);
+
 // The VM that boots `image`.
 absl::StatusOr<std::unique_ptr<VirtualMachine>> CreateVirtualMachine(const VmConfig& config,
                                                                      const GuestImage& image,

@@ -72,6 +72,13 @@ int RunCommand(const RunFlags& flags) {
   }
   absl::StatusOr<std::string> fallback = PrepareSampling(options);
   if (!fallback.ok()) return Fail(fallback.status(), kExitBadInput);
+  // The user's errors before anything needs /dev/kvm: the same answer on
+  // every host.
+  if (!options.record_path.empty() && options.sampling.sampler == SamplerKind::kOff) {
+    return Fail(absl::InvalidArgumentError("--record needs a sampler (not --sampler=off)"),
+                kExitBadInput);
+  }
+  if (absl::Status s = CheckKernelFile(options); !s.ok()) return Fail(s, kExitBadInput);
   // Forked now, while this process is small and has one thread.
   AliasSetup alias_setup = StartAliasProcess(options);
   const std::unique_ptr<AliasProcess>& alias = alias_setup.alias;
@@ -166,9 +173,8 @@ int RunCommand(const RunFlags& flags) {
   std::string balance_error;
   std::optional<TraceWriter> record;
   if (!options.record_path.empty()) {
-    if (!*sampler) {
-      return Fail(absl::InvalidArgumentError("--record needs a sampler (not --sampler=off)"),
-                  kExitBadInput);
+    if (!*sampler) {  // no sampler: --sampler=off, refused above
+      return Fail(absl::InternalError("--record without a sampler"), kExitHostError);
     }
     TraceHeader header{options.vm.vcpus, (*vm)->memory().total_bytes() / 4096,
                        options.sampling.period, options.payload,

@@ -1,12 +1,15 @@
 #include "cli/simulate_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "balancer/simulate/simulation.h"
 #include "balancer/topology/topology_file.h"
 #include "base/size.h"
@@ -138,6 +141,16 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   o.scan.adaptive = o.mode != BalanceMode::kOff;
   o.scan.rate = run.sampling.rate;
   o.measure_cpu = flags.measure_cpu;
+  if (!flags.busy_cpus.empty()) {
+    for (absl::string_view part : absl::StrSplit(flags.busy_cpus, ',')) {
+      double busy = 0;
+      if (!absl::SimpleAtod(part, &busy) || !std::isfinite(busy) || busy < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("--busy-cpus '", flags.busy_cpus,
+                                                       "': want CPUs per node, e.g. 3 or 3,0.5"));
+      }
+      o.other_busy.push_back(busy);
+    }
+  }
   return o;
 }
 
@@ -164,7 +177,8 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"scan_stall_budget", o.scan.rate.stall_budget},
                 {"scan_probes_per_region", o.scan.rate.probes_per_region},
                 {"scan_period_seconds", absl::ToDoubleSeconds(o.scan.period)},
-                {"scan_period_max_seconds", absl::ToDoubleSeconds(o.scan.period_max)}};
+                {"scan_period_max_seconds", absl::ToDoubleSeconds(o.scan.period_max)},
+                {"busy_cpus", o.other_busy}};
   auto locality = [&](double v) {
     return r.has_accesses ? nlohmann::json(v) : nlohmann::json(nullptr);
   };
@@ -332,6 +346,9 @@ int SimulateCommand(const SimulateFlags& flags) {
   }
   absl::StatusOr<Topology> topology = LoadTopologyFile(flags.topology_path);
   if (!topology.ok()) return Fail(topology.status());
+  if (options->other_busy.size() == 1) {  // one figure: every node's
+    options->other_busy.assign(topology->nodes.size(), options->other_busy[0]);
+  }
   absl::StatusOr<SimulationResult> result = Simulate(*options, *topology);
   if (!result.ok()) return Fail(result.status());
   const nlohmann::json report = WithReportEnvelope("simulate", ToJson(flags, *options, *result));

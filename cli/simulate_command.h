@@ -35,7 +35,8 @@ struct SimulateFlags {
   std::string scan_rate_max;
   int scan_probes = 0;  // 0: the default
   bool measure_cpu = false;
-  std::string plot;  // --plot FILE.svg; empty: none
+  std::string plot;       // --plot FILE.svg; empty: none
+  std::string busy_cpus;  // --busy-cpus N[,N...]; empty: an idle host
 };
 
 int SimulateCommand(const SimulateFlags& flags);

@@ -270,6 +270,10 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                   "time against the best placement, pages migrated against the fewest that "
                   "reach it")
       ->type_name("FILE.svg");
+  sim->add_option("--busy-cpus", flags.busy_cpus,
+                  "other work on the host, in CPUs per node in the topology's order (one figure: "
+                  "every node's; default none). A VM fits a node only in the CPUs left free")
+      ->type_name("N[,N...]");
   sim->add_option("--scan-stall-budget", flags.scan_stall_budget,
                   "share of busy vCPU time sampling faults may cost (default 1%), as in 'numavm "
                   "run'")

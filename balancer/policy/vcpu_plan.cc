@@ -1,6 +1,7 @@
 #include "balancer/policy/vcpu_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "balancer/policy/vcpu_placement.h"
 
@@ -113,6 +114,20 @@ void PlanGroups(Planning& p, const std::vector<std::vector<int>>& members,
   }
 }
 
+// The node with room (but `except`) that scores best for `v`'s memory; -1
+// if none has room.
+int BestRoom(const Planning& p, const std::vector<int>& cap, int v, int except) {
+  const Topology& topology = *p.in.topology;
+  int best = -1;
+  for (int n = 0; n < p.nodes; ++n) {
+    if (n == except || topology.nodes[n].cpus.empty() || p.load[n] >= cap[n]) continue;
+    if (best < 0 || NodeScore(topology, p.faults(v), n) > NodeScore(topology, p.faults(v), best)) {
+      best = n;
+    }
+  }
+  return best;
+}
+
 void PlanSingles(Planning& p, const std::vector<std::vector<int>>& members,
                  const std::vector<int>& cap, const VcpuHysteresis& hysteresis) {
   const Topology& topology = *p.in.topology;
@@ -124,12 +139,20 @@ void PlanSingles(Planning& p, const std::vector<std::vector<int>>& members,
     const int preferred = PreferredNode(topology, p.faults(v), current, hysteresis.node_preference);
     if (preferred < 0) continue;  // no evidence yet
     if (p.home[v] >= 0) {
-      if (preferred == current) continue;
-      if (p.load[preferred] >= cap[preferred]) {
+      // A node holding more homes than its room now (other work came, or
+      // the VM no longer fits it) gives up the extra ones.
+      const bool over = current >= 0 && current < nodes && p.load[current] > cap[current];
+      if (preferred == current && !over) continue;
+      if (preferred != current && p.load[preferred] < cap[preferred]) {
+        p.Move(v, preferred, VcpuMoveReason::kPreferred);
+        continue;
+      }
+      const int best = over ? BestRoom(p, cap, v, current) : -1;
+      if (best < 0) {
         ++p.plan.decisions[Decision::kVcpuNodeFull];
         continue;
       }
-      p.Move(v, preferred, VcpuMoveReason::kPreferred);
+      p.Move(v, best, VcpuMoveReason::kBestRoom);
       continue;
     }
     // No home yet: the preferred node if it has room. Left unpinned, the
@@ -146,14 +169,7 @@ void PlanSingles(Planning& p, const std::vector<std::vector<int>>& members,
       p.Move(v, current, VcpuMoveReason::kWhereItRuns);
       continue;
     }
-    int best = -1;
-    for (int n = 0; n < nodes; ++n) {
-      if (topology.nodes[n].cpus.empty() || p.load[n] >= cap[n]) continue;
-      if (best < 0 ||
-          NodeScore(topology, p.faults(v), n) > NodeScore(topology, p.faults(v), best)) {
-        best = n;
-      }
-    }
+    const int best = BestRoom(p, cap, v, -1);
     if (best < 0) {
       ++p.plan.decisions[Decision::kVcpuNodeFull];
       continue;
@@ -163,6 +179,22 @@ void PlanSingles(Planning& p, const std::vector<std::vector<int>>& members,
 }
 
 }  // namespace
+
+int FreeCpus(const Topology& topology, const std::vector<double>& other_busy, int node,
+             double keep) {
+  const int cpus = static_cast<int>(topology.nodes[node].cpus.size());
+  const double busy = (node < static_cast<int>(other_busy.size()) ? other_busy[node] : 0.0) - keep;
+  // Not lround of a huge or NaN figure: clamp first.
+  const double clamped = std::clamp(std::isnan(busy) ? 0.0 : busy, 0.0, static_cast<double>(cpus));
+  return cpus - static_cast<int>(std::lround(clamped));
+}
+
+bool FitsNode(const Topology& topology, const std::vector<double>& other_busy, int node, int vcpus,
+              uint64_t vm_bytes, double keep) {
+  const NumaNode& n = topology.nodes[node];
+  return !n.cpus.empty() && FreeCpus(topology, other_busy, node, keep) >= vcpus &&
+         (n.memory_bytes == 0 || n.memory_bytes >= vm_bytes);
+}
 
 VcpuPlan PlanVcpus(const VcpuPlanInput& in, const VcpuHysteresis& hysteresis) {
   const Topology& topology = *in.topology;
@@ -185,12 +217,15 @@ VcpuPlan PlanVcpus(const VcpuPlanInput& in, const VcpuHysteresis& hysteresis) {
   for (const NumaNode& n : topology.nodes) cpu_nodes += n.cpus.empty() ? 0 : 1;
   if (cpu_nodes > 1) {
     // A node's room: its CPUs, and no more than a fair share unless one
-    // group needs more.
+    // group needs more - or, where the VM fits the node, all of it.
     const int fair = (vcpus + cpu_nodes - 1) / cpu_nodes;
     std::vector<int> cap(nodes);
     for (int n = 0; n < nodes; ++n) {
-      cap[n] = std::min(static_cast<int>(topology.nodes[n].cpus.size()),
-                        std::max(fair, static_cast<int>(biggest)));
+      const int cpus = static_cast<int>(topology.nodes[n].cpus.size());
+      const double keep = p.load[n] > 0 ? hysteresis.fit_keep : 0.0;
+      cap[n] = FitsNode(topology, in.other_busy, n, vcpus, in.vm_bytes, keep)
+                   ? cpus
+                   : std::min(cpus, std::max(fair, static_cast<int>(biggest)));
     }
     PlanGroups(p, members, cap, hysteresis);
     PlanSingles(p, members, cap, hysteresis);

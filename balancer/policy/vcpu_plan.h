@@ -11,9 +11,15 @@
 //    distance-weighted, with `node_preference` of hysteresis) if it has
 //    room, else stay where they run if that has room, else the best node
 //    with room.
-//  - Room: a node takes at most its CPUs and a fair share of the VM's vCPUs
-//    (more only for a group that needs it), so that private vCPUs stay
-//    spread and their memory comes to them.
+//  - Room: a node takes at most its CPUs. A VM that fits one node (its
+//    vCPUs in the CPUs other work leaves free there, its memory in the
+//    node's memory) may gather on such a node, as ESXi homes a VM that fits
+//    a node and the kernel keeps a few tasks with their memory: private
+//    vCPUs whose memory is on one node go to it, and none of it moves.
+//    Otherwise each node takes at most a fair share of the VM's vCPUs (more
+//    only for a group that needs it, or as much as other work leaves free
+//    on a node that could hold the VM), so that private vCPUs stay spread
+//    and their memory comes to them.
 #ifndef NUMAVM_BALANCER_POLICY_VCPU_PLAN_H_
 #define NUMAVM_BALANCER_POLICY_VCPU_PLAN_H_
 
@@ -29,6 +35,10 @@ namespace numavm {
 struct VcpuHysteresis {
   double node_preference = 0.1;  // another node must score 10% more to be preferred
   double group_keep = 0.1;       // a group stays while within 10% of the best placement
+  // A node that holds homes of the VM counts this much less other work
+  // (CPUs) when asked whether the VM still fits it, so that a VM does not
+  // leave and come back as the host's load wavers around a whole CPU.
+  double fit_keep = 0.5;
 };
 
 struct VcpuPlanInput {
@@ -37,14 +47,29 @@ struct VcpuPlanInput {
   std::vector<int> group;    // group id per vCPU (its smallest vCPU)
   std::vector<int> home;     // node index each vCPU is pinned to, -1: none
   std::vector<int> running;  // node index each vCPU ran on, -1: unknown
+  uint64_t vm_bytes = 0;     // the guest's memory (0: unknown, fits any node)
+  // CPUs' worth of other work on each node lately (by node index; not this
+  // VM's vCPUs); empty or short: none.
+  std::vector<double> other_busy;
 };
+
+// The CPUs of node index `node` that other work leaves free: its CPUs less
+// `other_busy` less `keep`, rounded to whole CPUs.
+int FreeCpus(const Topology& topology, const std::vector<double>& other_busy, int node,
+             double keep = 0.0);
+
+// Whether a VM of `vcpus` vCPUs and `vm_bytes` of memory fits node index
+// `node`: in its free CPUs and its memory (a node's memory 0: unknown,
+// fits).
+bool FitsNode(const Topology& topology, const std::vector<double>& other_busy, int node, int vcpus,
+              uint64_t vm_bytes, double keep = 0.0);
 
 enum class VcpuMoveReason : uint8_t {
   kGroupPlaced,  // its group goes to a better placement
   kGroupKept,    // its group stays where it runs, now with homes
   kPreferred,    // private: to the node holding its memory
   kWhereItRuns,  // private: a home where it runs (its preferred node is full)
-  kBestRoom,     // private: the best node with room
+  kBestRoom,     // private: the best node with room (its own has too many)
 };
 
 struct VcpuMove {

@@ -49,6 +49,9 @@ class ModelPlacementView final : public PlacementView {
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override { return vcpu_node_; }
+  // Other work on the modelled host: CPUs' worth per node index, steady.
+  void set_other_busy(std::vector<double> busy) { other_busy_ = std::move(busy); }
+  std::vector<double> OtherBusyCpus() override { return other_busy_; }
   absl::Status PinVcpu(int vcpu, int node) override;
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
                                              absl::Duration now) override;
@@ -90,6 +93,7 @@ class ModelPlacementView final : public PlacementView {
   std::vector<uint64_t> used_;
   std::vector<uint16_t> chunk_counts_;  // [chunk * nodes + node], when enabled
   std::vector<int> vcpu_node_;
+  std::vector<double> other_busy_;
   RateLimiter* const limiter_;
   MoveListener listener_;
   absl::Duration move_time_, move_time_per_period_;

@@ -141,6 +141,7 @@ absl::StatusOr<ReplayResult> Replay(const AccessTrace& trace, const Topology& to
   RateLimiter limiter(options.migrate_bytes_per_second, options.migrate_bytes_per_second,
                       absl::ZeroDuration());
   ModelPlacementView view(topology, trace.header.pages, result.vcpu_start, &limiter);
+  view.set_other_busy(options.other_busy);
   if (options.first_touch == FirstTouch::kBoot) {
     for (uint64_t g = 0; g < trace.header.pages; ++g) view.Touch(g, result.vcpu_start[0]);
   }

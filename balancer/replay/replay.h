@@ -35,6 +35,8 @@ struct ReplayOptions {
   FirstTouch first_touch = FirstTouch::kBoot;
   uint64_t migrate_bytes_per_second = 256ull << 20;
   BalancerConfig balancer;
+  // Other work on the host, CPUs' worth per node index (none by default).
+  std::vector<double> other_busy;
 };
 
 inline constexpr const char* kReplayBestDefinition =

@@ -74,6 +74,18 @@ absl::Status ValidateSimulation(const SimulationOptions& o, const Topology& topo
                                                    FormatSize(o.memory_bytes), " guest"));
   }
   if (cpus == 0) return absl::InvalidArgumentError("the topology has no CPUs");
+  if (o.other_busy.size() > topology.nodes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--busy-cpus: ", o.other_busy.size(), " figures for ", topology.node_count(), " nodes"));
+  }
+  for (size_t n = 0; n < o.other_busy.size(); ++n) {
+    const double node_cpus = static_cast<double>(topology.nodes[n].cpus.size());
+    if (!(o.other_busy[n] >= 0 && o.other_busy[n] <= node_cpus)) {
+      return absl::InvalidArgumentError(absl::StrCat("--busy-cpus: node ", topology.nodes[n].id,
+                                                     " has ", topology.nodes[n].cpus.size(),
+                                                     " CPUs, so 0 to ", node_cpus, " busy"));
+    }
+  }
   if (o.migrate_bytes_per_second == 0) {
     return absl::InvalidArgumentError("--migrate-rate must be above 0");
   }
@@ -95,6 +107,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
                       absl::ZeroDuration());
   ModelPlacementView view(topology, pages, r.vcpu_start, &limiter);
   view.EnableNodeCounts();
+  view.set_other_busy(options.other_busy);
   view.set_move_time(options.costs.move_page, PageMigrator::kMaxTimePerPeriod,
                      options.migrate_threads);
   const WorkloadPhase& first = workload.phases()[0];

@@ -53,6 +53,10 @@ struct SimulationOptions {
   ScanConfig scan;  // adaptive unless mode is off
   BalancerConfig balancer;
   bool measure_cpu = false;  // also measure the balancer's real CPU time
+  // Other work on the host: CPUs' worth per node index, steady (none by
+  // default; a node's share decides whether the VM fits it:
+  // policy/vcpu_plan.h).
+  std::vector<double> other_busy;
 };
 
 // The largest guest and vCPU count simulate takes.

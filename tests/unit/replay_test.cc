@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "balancer/policy/vcpu_plan.h"
 #include "balancer/replay/model_placement_view.h"
 #include "balancer/topology/topology_file.h"
 
@@ -21,6 +22,16 @@ Topology LoadShipped(const std::string& name) {
       LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + name);
   EXPECT_TRUE(t.ok()) << t.status();
   return *t;
+}
+
+// Other work on every node, leaving one CPU free: no node has room for a
+// VM of two vCPUs or more, so its private vCPUs stay spread and their
+// memory must come to them (policy/vcpu_plan.h). The tests of how pages
+// move use it; on an idle host a VM that fits a node gathers there instead.
+std::vector<double> BusyHost(const Topology& t) {
+  std::vector<double> busy;
+  for (const NumaNode& n : t.nodes) busy.push_back(n.cpus.empty() ? 0.0 : n.cpus.size() - 1.0);
+  return busy;
 }
 
 enum class Shape { kNuma01, kNuma02, kShared, kPhase };
@@ -79,10 +90,35 @@ void ExpectNearBest(const ReplayResult& r, double max_moves = 1.2, double max_re
   EXPECT_LE(r.remigrations, max_remigrated * c.pages_migrated) << "pages bounced";
 }
 
+// On an idle host a VM that fits a node gathers on the node holding its
+// memory (all of it, first touched from vCPU 0's node): every access ends
+// local and no page moves.
+TEST_P(Convergence, Numa02GathersOnItsMemorysNodeWhereItFits) {
+  const Topology topology = LoadShipped(GetParam().topology);
+  const int vcpus = GetParam().vcpus;
+  const AccessTrace trace = MakeTrace(Shape::kNuma02, vcpus, 8192, 60, 2048);
+  absl::StatusOr<ReplayResult> r = Replay(trace, topology, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const int home = r->vcpu_start[0];
+  if (!FitsNode(topology, {}, home, vcpus, trace.header.pages * 4096)) {
+    EXPECT_NE(r->vcpu_end, std::vector<int>(vcpus, home)) << "a VM wider than a node spreads";
+    return;
+  }
+  EXPECT_EQ(r->vcpu_end, std::vector<int>(vcpus, home));
+  EXPECT_EQ(r->counters.pages_migrated, 0u);
+  EXPECT_GE(r->final_locality, 0.99);
+  ASSERT_TRUE(r->seconds_to_90pct_of_best.has_value());
+  EXPECT_LE(*r->seconds_to_90pct_of_best, 5.0);  // the 4 s warm-up, then one period
+}
+
+// On a host whose nodes have no room for the whole VM, private vCPUs stay
+// spread and the remote slices move to them.
 TEST_P(Convergence, Numa02ReachesTheBest) {
   const Topology topology = LoadShipped(GetParam().topology);
   const AccessTrace trace = MakeTrace(Shape::kNuma02, GetParam().vcpus, 8192, 60, 2048);
-  absl::StatusOr<ReplayResult> r = Replay(trace, topology, {});
+  ReplayOptions options;
+  options.other_busy = BusyHost(topology);
+  absl::StatusOr<ReplayResult> r = Replay(trace, topology, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_DOUBLE_EQ(r->best.locality, 1.0);
   // Memory starts on vCPU 0's node: the slices of vCPUs elsewhere must move.
@@ -164,6 +200,7 @@ TEST(Replay, SharedPagesBounceWithoutTheTwoStageFilter) {
   const Topology topology = LoadShipped("topology-2node.toml");
   const AccessTrace trace = MakeTrace(Shape::kShared, 2, 4096, 60, 2048);
   ReplayOptions options;
+  options.other_busy = BusyHost(topology);
   options.balancer.page.two_stage_filter = false;
   options.balancer.grouping.join = 2.0;  // no grouping either: vCPUs stay apart
   absl::StatusOr<ReplayResult> r = Replay(trace, topology, options);
@@ -178,6 +215,7 @@ std::vector<double> LocalityPerPeriod(const AccessTrace& trace, const Topology& 
   RateLimiter limiter(options.migrate_bytes_per_second, options.migrate_bytes_per_second,
                       absl::ZeroDuration());
   ModelPlacementView view(topology, trace.header.pages, start, &limiter);
+  view.set_other_busy(options.other_busy);
   for (uint64_t g = 0; g < trace.header.pages; ++g) view.Touch(g, start[0]);
   VmBalancer balancer(options.mode, topology, trace.header.vcpus, trace.header.pages, view,
                       options.balancer);
@@ -202,7 +240,9 @@ TEST(Replay, APhaseChangeIsFollowedWithinABoundedNumberOfPeriods) {
   const Topology topology = LoadShipped("topology-4node.toml");
   const int periods = 80;
   const AccessTrace trace = MakeTrace(Shape::kPhase, 4, 8192, periods, 2048);
-  std::vector<double> locality = LocalityPerPeriod(trace, topology, {});
+  ReplayOptions options;
+  options.other_busy = BusyHost(topology);
+  std::vector<double> locality = LocalityPerPeriod(trace, topology, options);
   ASSERT_EQ(locality.size(), static_cast<size_t>(periods));
   EXPECT_GE(locality[periods / 2 - 1], 0.95) << "converged before the change";
   EXPECT_LE(locality[periods / 2], 0.5) << "the change is visible";
@@ -223,6 +263,7 @@ TEST(Replay, TheMigrationRateLimitHolds) {
   const Topology topology = LoadShipped("topology-2node.toml");
   const AccessTrace trace = MakeTrace(Shape::kNuma02, 2, 8192, 30, 2048);
   ReplayOptions options;
+  options.other_busy = BusyHost(topology);
   options.migrate_bytes_per_second = 100 * 4096;  // 100 pages per second
   uint64_t moved = 0;
   LocalityPerPeriod(trace, topology, options, &moved);
@@ -236,7 +277,9 @@ TEST(Replay, AFullNodeIsNeverOverfilled) {
   Topology topology = LoadShipped("topology-2node.toml");
   topology.nodes[1].memory_bytes = 1000 * 4096;  // room for 1000 pages only
   const AccessTrace trace = MakeTrace(Shape::kNuma02, 2, 8192, 40, 2048);
-  absl::StatusOr<ReplayResult> r = Replay(trace, topology, {});
+  ReplayOptions options;
+  options.other_busy = BusyHost(topology);
+  absl::StatusOr<ReplayResult> r = Replay(trace, topology, options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->pages_per_node[1], 1000u);
   EXPECT_GT(r->counters.migration_failures, 0u) << "ENOMEM is fed back";

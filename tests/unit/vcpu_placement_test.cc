@@ -149,9 +149,11 @@ namespace {
 // reason.
 TEST(VcpuPlan, PrivateVcpusGoToTheirMemoryWithinTheirFairShare) {
   Topology t = Load("topology-2node.toml");  // 4 CPUs a node
-  // Four private vCPUs, all their memory on node 1: a fair share (2) each.
+  // Four private vCPUs, all their memory on node 1, where other work keeps
+  // 3 CPUs busy: the VM does not fit it, so a fair share (2) each.
   std::vector<std::vector<double>> faults(4, {0, 100});
-  VcpuPlan plan = PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}});
+  VcpuPlan plan =
+      PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}, 0, {0.0, 3.0}});
   int on1 = 0;
   for (int n : plan.nodes) on1 += n == 1;
   EXPECT_EQ(on1, 2) << "no node takes more than its fair share of private vCPUs";
@@ -162,6 +164,62 @@ TEST(VcpuPlan, PrivateVcpusGoToTheirMemoryWithinTheirFairShare) {
   EXPECT_FALSE(plan.moves[3].changes_node);
   EXPECT_EQ(plan.decisions[Decision::kVcpuMove], 2u);
   EXPECT_EQ(plan.decisions[Decision::kVcpuHome], 2u);
+}
+
+// A VM that fits a node - its vCPUs in the CPUs other work leaves free, its
+// memory in the node's memory - gathers on the node with its memory.
+TEST(VcpuPlan, AVmThatFitsANodeGathersWithItsMemory) {
+  Topology t = Load("topology-2node.toml");  // 4 CPUs and 16 GiB a node
+  std::vector<std::vector<double>> faults(4, {0, 100});
+  const uint64_t gib = 1ull << 30;
+  VcpuPlan plan = PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}, 8 * gib});
+  EXPECT_EQ(plan.nodes, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(plan.decisions[Decision::kVcpuMove], 4u);
+  for (const VcpuMove& m : plan.moves) EXPECT_EQ(m.reason, VcpuMoveReason::kPreferred);
+  // Other work under half a CPU leaves room for it.
+  EXPECT_EQ(
+      PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}, 8 * gib, {0.0, 0.4}})
+          .nodes,
+      (std::vector<int>{1, 1, 1, 1}));
+  // Memory larger than the node's: a fair share each.
+  VcpuPlan big = PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}, 17 * gib});
+  EXPECT_EQ(big.nodes, (std::vector<int>{1, 1, 0, 0}));
+  // More vCPUs than a node's CPUs: a fair share each.
+  std::vector<std::vector<double>> five(5, {0, 100});
+  VcpuPlan wide =
+      PlanVcpus({&t, &five, {0, 1, 2, 3, 4}, std::vector<int>(5, -1), std::vector<int>(5, 0), gib});
+  EXPECT_EQ(wide.nodes, (std::vector<int>{1, 1, 1, 0, 0}));
+}
+
+// Once gathered, the VM stays while other work on its node wavers below a
+// CPU and a half (the fit_keep hysteresis), and gives up vCPUs to the other
+// node once the rest no longer fit.
+TEST(VcpuPlan, AGatheredVmMakesRoomWhenItsNodeGetsBusy) {
+  Topology t = Load("topology-2node.toml");
+  std::vector<std::vector<double>> faults(4, {0, 100});
+  const std::vector<int> on1(4, 1);
+  VcpuPlan wavering = PlanVcpus({&t, &faults, {0, 1, 2, 3}, on1, on1, 0, {0.0, 0.9}});
+  EXPECT_TRUE(wavering.moves.empty());
+  EXPECT_EQ(wavering.nodes, on1);
+  // Without a home there yet, the same 0.9 CPU leaves no room for four.
+  EXPECT_EQ(PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, on1, 0, {0.0, 0.9}}).nodes,
+            (std::vector<int>{1, 1, 0, 0}));
+  VcpuPlan busy = PlanVcpus({&t, &faults, {0, 1, 2, 3}, on1, on1, 0, {0.0, 1.6}});
+  EXPECT_EQ(busy.nodes, (std::vector<int>{0, 0, 1, 1}));
+  ASSERT_EQ(busy.moves.size(), 2u);
+  EXPECT_EQ(busy.moves[0].reason, VcpuMoveReason::kBestRoom);
+  EXPECT_TRUE(busy.moves[0].changes_node);
+  EXPECT_EQ(busy.decisions[Decision::kVcpuMove], 2u);
+}
+
+TEST(VcpuPlan, FreeCpusTakesNoNonsense) {
+  Topology t = Load("topology-2node.toml");
+  EXPECT_EQ(FreeCpus(t, {}, 0), 4);
+  EXPECT_EQ(FreeCpus(t, {1.49, 2.5}, 0), 3);
+  EXPECT_EQ(FreeCpus(t, {1.49, 2.5}, 1), 1);
+  EXPECT_EQ(FreeCpus(t, {1e300, -1e300}, 0), 0);
+  EXPECT_EQ(FreeCpus(t, {1e300, -1e300}, 1), 4);
+  EXPECT_EQ(FreeCpus(t, {std::nan(""), 0}, 0), 4);
 }
 
 TEST(VcpuPlan, AGroupIsPlacedTogetherThenKept) {

@@ -1,0 +1,107 @@
+#include "balancer/actuation/node_load.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "base/proc_file.h"
+#include "base/thread_cpu.h"
+
+namespace numavm {
+namespace {
+
+// No machine has more CPUs than this; a line naming a larger number is bad.
+constexpr int kMaxCpus = 1 << 16;
+
+}  // namespace
+
+std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text) {
+  std::vector<CpuTicks> cpus;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, "cpu") || line.size() <= 3 || !absl::ascii_isdigit(line[3])) {
+      continue;
+    }
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int cpu = 0;
+    if (f.size() < 5 || !absl::SimpleAtoi(f[0].substr(3), &cpu) || cpu < 0 || cpu >= kMaxCpus) {
+      return std::nullopt;
+    }
+    // cpuN user nice system idle iowait irq softirq steal [guest guest_nice]:
+    // guest time is counted in user already.
+    CpuTicks t;
+    for (size_t i = 1; i < f.size() && i <= 8; ++i) {
+      uint64_t v = 0;
+      if (!absl::SimpleAtoi(f[i], &v)) return std::nullopt;
+      (i == 4 || i == 5 ? t.idle : t.busy) += v;
+    }
+    if (cpu >= static_cast<int>(cpus.size())) cpus.resize(cpu + 1);
+    cpus[cpu] = t;
+  }
+  return cpus;
+}
+
+NodeLoad::NodeLoad(const Topology& topology, Reader reader, ThreadReader thread)
+    : topology_(topology),
+      node_index_of_cpu_(topology.NodeIndexOfCpus()),
+      reader_(reader ? std::move(reader) : Reader([] { return ReadProcFile("/proc/stat"); })),
+      thread_(thread ? std::move(thread) : ThreadReader([](pid_t tid) {
+        return ThreadSample{CpuTimeOfThread(tid), LastCpuOfThread(tid)};
+      })) {}
+
+std::vector<double> NodeLoad::Sample(const std::vector<pid_t>& vcpu_threads) {
+  const int nodes = topology_.node_count();
+  std::optional<std::vector<CpuTicks>> now = ParsePerCpuStat(reader_());
+  std::vector<ThreadSample> threads;
+  for (pid_t tid : vcpu_threads) threads.push_back(tid > 0 ? thread_(tid) : ThreadSample{});
+  std::optional<std::vector<CpuTicks>> before = std::move(last_);
+  std::vector<absl::Duration> threads_before = std::move(last_thread_time_);
+  last_ = now;
+  last_thread_time_.clear();
+  for (const ThreadSample& t : threads) last_thread_time_.push_back(t.cpu_time);
+  if (!now || !before || now->empty()) return {};
+
+  // Busy CPUs per node, and the wall time the ticks cover.
+  std::vector<double> busy(nodes, 0.0);
+  uint64_t ticks = 0;
+  int counted = 0;
+  for (size_t cpu = 0; cpu < now->size() && cpu < before->size(); ++cpu) {
+    const CpuTicks& a = (*before)[cpu];
+    const CpuTicks& b = (*now)[cpu];
+    if (b.busy < a.busy || b.idle < a.idle) continue;  // a CPU came back online
+    const uint64_t total = (b.busy - a.busy) + (b.idle - a.idle);
+    if (total == 0) continue;
+    ticks += total;
+    ++counted;
+    const int node = cpu < node_index_of_cpu_.size() ? node_index_of_cpu_[cpu] : -1;
+    if (node >= 0 && node < nodes) {
+      busy[node] += static_cast<double>(b.busy - a.busy) / static_cast<double>(total);
+    }
+  }
+  if (counted == 0) return {};
+  static const long kTicksPerSecond = sysconf(_SC_CLK_TCK);
+  const double seconds =
+      static_cast<double>(ticks) / counted / static_cast<double>(std::max(1L, kTicksPerSecond));
+  // Less this VM's vCPUs, each on the node it last ran on.
+  for (size_t v = 0; v < threads.size() && v < threads_before.size(); ++v) {
+    const int cpu = threads[v].last_cpu;
+    const int node = cpu >= 0 && cpu < static_cast<int>(node_index_of_cpu_.size())
+                         ? node_index_of_cpu_[cpu]
+                         : -1;
+    const absl::Duration used = threads[v].cpu_time - threads_before[v];
+    if (node < 0 || node >= nodes || used <= absl::ZeroDuration() || seconds <= 0) continue;
+    busy[node] -= absl::ToDoubleSeconds(used) / seconds;
+  }
+  for (double& b : busy) b = std::max(0.0, b);
+  if (average_.size() != busy.size()) {
+    average_ = busy;
+  } else {
+    for (int n = 0; n < nodes; ++n) average_[n] = (average_[n] + busy[n]) / 2;
+  }
+  return average_;
+}
+
+}  // namespace numavm

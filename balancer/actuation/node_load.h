@@ -1,0 +1,62 @@
+// How busy each node's CPUs were lately with work other than this VM's own
+// vCPUs: /proc/stat's per-CPU lines, less the vCPU threads' CPU time on the
+// node each last ran on. Whether a VM that fits a node would find room
+// there (policy/vcpu_plan.h): without it, VMs whose memory sits on one node
+// would all gather there however busy it is.
+#ifndef NUMAVM_BALANCER_ACTUATION_NODE_LOAD_H_
+#define NUMAVM_BALANCER_ACTUATION_NODE_LOAD_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "balancer/topology/topology.h"
+
+namespace numavm {
+
+struct CpuTicks {
+  uint64_t busy = 0;  // user, nice, system, irq, softirq, steal
+  uint64_t idle = 0;  // idle and iowait
+};
+// Each CPU's ticks so far, by CPU number (CPUs /proc/stat does not list -
+// offline ones - read zero). nullopt if a "cpuN" line is malformed.
+std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text);
+
+class NodeLoad {
+ public:
+  using Reader = std::function<std::string()>;
+  struct ThreadSample {
+    absl::Duration cpu_time;  // so far
+    int last_cpu = -1;
+  };
+  using ThreadReader = std::function<ThreadSample(pid_t tid)>;
+
+  // `reader` gives /proc/stat's text, `thread` a vCPU thread's CPU time and
+  // last CPU (defaults: this host's, this process's threads).
+  explicit NodeLoad(const Topology& topology, Reader reader = nullptr,
+                    ThreadReader thread = nullptr);
+
+  // CPUs' worth of other work on each node index since the last call,
+  // averaged with the calls before (each older one counts half as much);
+  // empty on the first call or when /proc/stat cannot be read.
+  std::vector<double> Sample(const std::vector<pid_t>& vcpu_threads);
+
+ private:
+  const Topology& topology_;
+  const std::vector<int> node_index_of_cpu_;
+  Reader reader_;
+  ThreadReader thread_;
+  std::optional<std::vector<CpuTicks>> last_;
+  std::vector<absl::Duration> last_thread_time_;  // by vCPU, as of the last call
+  std::vector<double> average_;
+};
+
+}  // namespace numavm
+
+#endif  // NUMAVM_BALANCER_ACTUATION_NODE_LOAD_H_

@@ -1,0 +1,101 @@
+// How busy each node is with work other than the VM's own vCPUs, from
+// /proc/stat and the vCPU threads' CPU time: fed fixed texts.
+#include "balancer/actuation/node_load.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace numavm {
+namespace {
+
+// Two nodes of two CPUs each.
+Topology TwoNodes() {
+  Topology t;
+  t.nodes = {NumaNode{0, {0, 1}, 0, 0}, NumaNode{1, {2, 3}, 0, 0}};
+  t.distance = {{10, 20}, {20, 10}};
+  return t;
+}
+
+// /proc/stat with each CPU's busy (user) and idle ticks.
+std::string Stat(const std::vector<std::pair<uint64_t, uint64_t>>& cpus) {
+  std::string out = "cpu  1 2 3 4 5 6 7 8 0 0\n";
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    absl::StrAppend(&out, "cpu", i, " ", cpus[i].first, " 0 0 ", cpus[i].second, " 0 0 0 0 0 0\n");
+  }
+  return out + "intr 1 2 3\nctxt 4\n";
+}
+
+TEST(NodeLoad, ParsesEachCpusTicks) {
+  std::optional<std::vector<CpuTicks>> t =
+      ParsePerCpuStat("cpu  9 9 9 9\ncpu0 1 2 3 4 5 6 7 8 9 10\ncpu2 10 0 0 30\nintr 5\n");
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0].busy, 1u + 2 + 3 + 6 + 7 + 8);  // guest time is in user already
+  EXPECT_EQ((*t)[0].idle, 4u + 5);
+  EXPECT_EQ((*t)[1].busy + (*t)[1].idle, 0u) << "an offline CPU reads zero";
+  EXPECT_EQ((*t)[2].busy, 10u);
+  EXPECT_FALSE(ParsePerCpuStat("cpu0 1 2 x 4\n").has_value());
+  EXPECT_FALSE(ParsePerCpuStat("cpu99999999 1 2 3 4\n").has_value());
+  EXPECT_FALSE(ParsePerCpuStat("cpu0 1 2\n").has_value());
+}
+
+// Node 0's CPUs are busy; half of it is the VM's one vCPU there. Node 1
+// is half busy with nobody's vCPU: all of that is other work.
+TEST(NodeLoad, OtherWorkIsTheBusyTimeLessTheVcpus) {
+  const Topology t = TwoNodes();
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const uint64_t second = static_cast<uint64_t>(hz);
+  std::string stat = Stat({{0, 0}, {0, 0}, {0, 0}, {0, 0}});
+  std::map<pid_t, NodeLoad::ThreadSample> threads = {{100, {absl::ZeroDuration(), 0}}};
+  NodeLoad load(
+      t, [&] { return stat; }, [&](pid_t tid) { return threads.at(tid); });
+  EXPECT_TRUE(load.Sample({100}).empty()) << "the first call has nothing to compare";
+  // One second later: CPUs 0 and 1 fully busy, CPU 2 half, CPU 3 idle; the
+  // vCPU ran the whole second on CPU 1.
+  stat = Stat({{second, 0}, {second, 0}, {second / 2, second / 2}, {0, second}});
+  threads[100] = {absl::Seconds(1), 1};
+  std::vector<double> busy = load.Sample({100});
+  ASSERT_EQ(busy.size(), 2u);
+  EXPECT_NEAR(busy[0], 1.0, 0.02);
+  EXPECT_NEAR(busy[1], 0.5, 0.02);
+  // A second with nothing else running: the figures halve (each older
+  // second counts half as much).
+  stat = Stat({{second * 2, 0}, {second, second}, {second / 2, second * 3 / 2}, {0, second * 2}});
+  threads[100] = {absl::Seconds(2), 0};
+  busy = load.Sample({100});
+  EXPECT_NEAR(busy[0], 0.5, 0.02);
+  EXPECT_NEAR(busy[1], 0.25, 0.02);
+}
+
+TEST(NodeLoad, AnUnreadableStatGivesNothing) {
+  const Topology t = TwoNodes();
+  NodeLoad load(
+      t, [] { return std::string("garbage\n"); }, [](pid_t) { return NodeLoad::ThreadSample{}; });
+  EXPECT_TRUE(load.Sample({}).empty());
+  EXPECT_TRUE(load.Sample({}).empty());
+}
+
+// This host's own files: the figures exist and are within its CPUs.
+TEST(NodeLoad, ReadsThisHost) {
+  Topology t;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  NumaNode node{0, {}, 0, 0};
+  for (int c = 0; c < cpus; ++c) node.cpus.push_back(c);
+  t.nodes = {node};
+  t.distance = {{10}};
+  NodeLoad load(t);
+  load.Sample({gettid()});
+  usleep(50 * 1000);
+  const std::vector<double> busy = load.Sample({gettid()});
+  ASSERT_EQ(busy.size(), 1u);
+  EXPECT_GE(busy[0], 0.0);
+  EXPECT_LE(busy[0], static_cast<double>(cpus));
+}
+
+}  // namespace
+}  // namespace numavm
