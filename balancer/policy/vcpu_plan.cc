@@ -220,13 +220,15 @@ VcpuPlan PlanVcpus(const VcpuPlanInput& in, const VcpuHysteresis& hysteresis) {
     // group needs more - or, where the VM fits the node, all of it.
     const int fair = (vcpus + cpu_nodes - 1) / cpu_nodes;
     std::vector<int> cap(nodes);
+    bool fits_one = false;
     for (int n = 0; n < nodes; ++n) {
       const int cpus = static_cast<int>(topology.nodes[n].cpus.size());
       const double keep = p.load[n] > 0 ? hysteresis.fit_keep : 0.0;
-      cap[n] = FitsNode(topology, in.other_busy, n, vcpus, in.vm_bytes, keep)
-                   ? cpus
-                   : std::min(cpus, std::max(fair, static_cast<int>(biggest)));
+      const bool fits = FitsNode(topology, in.other_busy, n, vcpus, in.vm_bytes, keep);
+      fits_one |= fits;
+      cap[n] = fits ? cpus : std::min(cpus, std::max(fair, static_cast<int>(biggest)));
     }
+    if (fits_one) ++p.plan.decisions[Decision::kVmFitsNode];
     PlanGroups(p, members, cap, hysteresis);
     PlanSingles(p, members, cap, hysteresis);
   }

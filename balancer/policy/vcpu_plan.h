@@ -82,7 +82,8 @@ struct VcpuMove {
 struct VcpuPlan {
   std::vector<VcpuMove> moves;  // in the order to apply them
   std::vector<int> nodes;       // each vCPU's node once applied
-  DecisionCounts decisions;     // vcpu-move, vcpu-home, vcpu-node-full, group-does-not-fit
+  DecisionCounts
+      decisions;  // vcpu-move, vcpu-home, vcpu-node-full, group-does-not-fit, vm-fits-node
 };
 
 VcpuPlan PlanVcpus(const VcpuPlanInput& in, const VcpuHysteresis& hysteresis = {});

@@ -174,6 +174,7 @@ TEST(VcpuPlan, AVmThatFitsANodeGathersWithItsMemory) {
   const uint64_t gib = 1ull << 30;
   VcpuPlan plan = PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}, 8 * gib});
   EXPECT_EQ(plan.nodes, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(plan.decisions[Decision::kVmFitsNode], 1u);
   EXPECT_EQ(plan.decisions[Decision::kVcpuMove], 4u);
   for (const VcpuMove& m : plan.moves) EXPECT_EQ(m.reason, VcpuMoveReason::kPreferred);
   // Other work under half a CPU leaves room for it.
@@ -184,6 +185,7 @@ TEST(VcpuPlan, AVmThatFitsANodeGathersWithItsMemory) {
   // Memory larger than the node's: a fair share each.
   VcpuPlan big = PlanVcpus({&t, &faults, {0, 1, 2, 3}, {-1, -1, -1, -1}, {0, 0, 0, 0}, 17 * gib});
   EXPECT_EQ(big.nodes, (std::vector<int>{1, 1, 0, 0}));
+  EXPECT_EQ(big.decisions[Decision::kVmFitsNode], 0u);
   // More vCPUs than a node's CPUs: a fair share each.
   std::vector<std::vector<double>> five(5, {0, 100});
   VcpuPlan wide =
