@@ -42,11 +42,42 @@ TEST(SimulateCli, BadInputIsOneLineAndExitTwo) {
       {"--arm-cost", "2s", "--arm-cost '2s'"},
       {"--move-cost", "-1ms", "--move-cost '-1ms'"},
       {"--first-touch", "later", "want boot or spread"},
+      {"--busy-cpus", "lots", "--busy-cpus 'lots': want CPUs per node"},
+      {"--busy-cpus", "-1", "--busy-cpus '-1': want CPUs per node"},
+      {"--busy-cpus", "1,2,3", "--busy-cpus: 3 figures for 2 nodes"},
+      {"--busy-cpus", "5", "node 0 has 4 CPUs, so 0 to 4 busy"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.flag) + " " + c.value);
     ExpectBadInput(RunNumavm({"simulate", "--topology", topo, c.flag, c.value}), c.says);
   }
+}
+
+// A VM that fits a node gathers there on an idle host; where other work
+// leaves no node room for it (--busy-cpus), its vCPUs stay spread and the
+// remote half of its memory moves.
+TEST(SimulateCli, BusyCpusDecideWhetherTheVmGathers) {
+  const std::string topo = std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-2node.toml";
+  const std::vector<std::string> args = {"simulate", "--topology", topo,       "--vcpus", "4",
+                                         "--memory", "64M",        "--report", "json"};
+  const ProcessResult idle = RunNumavm(args);
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  std::vector<std::string> busy_args = args;
+  busy_args.insert(busy_args.end(), {"--busy-cpus", "3"});
+  const ProcessResult busy = RunNumavm(busy_args);
+  ASSERT_EQ(busy.exit_code, 0) << busy.err;
+  const nlohmann::json i = nlohmann::json::parse(idle.out);
+  const nlohmann::json b = nlohmann::json::parse(busy.out);
+  EXPECT_EQ(i["vcpu_end_nodes"], nlohmann::json({0, 0, 0, 0}));
+  EXPECT_EQ(i["pages_migrated"], 0);
+  EXPECT_GT(i["balance"]["decisions"]["vm-fits-node"].get<uint64_t>(), 0u);
+  EXPECT_EQ(b["model"]["busy_cpus"], nlohmann::json({3.0, 3.0}));
+  EXPECT_EQ(b["vcpu_end_nodes"], b["vcpu_start_nodes"]);
+  EXPECT_EQ(b["pages_migrated"], b["min_page_moves"]);
+  EXPECT_GT(b["pages_migrated"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(b["balance"]["decisions"].contains("vm-fits-node"));
+  EXPECT_GE(i["final_locality"].get<double>(), 0.99);
+  EXPECT_GE(b["final_locality"].get<double>(), 0.99);
 }
 
 TEST(SimulateCli, JsonIsTheSameEveryRun) {
