@@ -65,6 +65,14 @@ std::vector<int> HostPlacementView::VcpuNodes() {
   return nodes;
 }
 
+std::vector<double> HostPlacementView::OtherBusyCpus() {
+  std::vector<OwnCpuUse> own;
+  for (pid_t tid : threads_()) {
+    if (tid > 0) own.push_back(OwnThread(tid));
+  }
+  return node_load_.Sample(own);
+}
+
 absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {
   std::vector<pid_t> tids = threads_();
   if (vcpu < 0 || vcpu >= static_cast<int>(tids.size()) || tids[vcpu] <= 0 || node < 0 ||

@@ -34,7 +34,7 @@ class HostPlacementView final : public PlacementView {
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override;
-  std::vector<double> OtherBusyCpus() override { return node_load_.Sample(threads_()); }
+  std::vector<double> OtherBusyCpus() override;
   absl::Status PinVcpu(int vcpu, int node) override;
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
                                              absl::Duration now) override;

@@ -44,24 +44,23 @@ std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text) {
   return cpus;
 }
 
-NodeLoad::NodeLoad(const Topology& topology, Reader reader, ThreadReader thread)
+OwnCpuUse OwnThread(pid_t tid) {
+  return {std::to_string(tid), CpuTimeOfThread(tid), LastCpuOfThread(tid)};
+}
+
+NodeLoad::NodeLoad(const Topology& topology, Reader reader)
     : topology_(topology),
       node_index_of_cpu_(topology.NodeIndexOfCpus()),
-      reader_(reader ? std::move(reader) : Reader([] { return ReadProcFile("/proc/stat"); })),
-      thread_(thread ? std::move(thread) : ThreadReader([](pid_t tid) {
-        return ThreadSample{CpuTimeOfThread(tid), LastCpuOfThread(tid)};
-      })) {}
+      reader_(reader ? std::move(reader) : Reader([] { return ReadProcFile("/proc/stat"); })) {}
 
-std::vector<double> NodeLoad::Sample(const std::vector<pid_t>& vcpu_threads) {
+std::vector<double> NodeLoad::Sample(const std::vector<OwnCpuUse>& own) {
   const int nodes = topology_.node_count();
   std::optional<std::vector<CpuTicks>> now = ParsePerCpuStat(reader_());
-  std::vector<ThreadSample> threads;
-  for (pid_t tid : vcpu_threads) threads.push_back(tid > 0 ? thread_(tid) : ThreadSample{});
   std::optional<std::vector<CpuTicks>> before = std::move(last_);
-  std::vector<absl::Duration> threads_before = std::move(last_thread_time_);
+  std::map<std::string, absl::Duration> own_before = std::move(last_own_);
   last_ = now;
-  last_thread_time_.clear();
-  for (const ThreadSample& t : threads) last_thread_time_.push_back(t.cpu_time);
+  last_own_.clear();
+  for (const OwnCpuUse& o : own) last_own_[o.key] = o.cpu_time;
   if (!now || !before || now->empty()) return {};
 
   // Busy CPUs per node, and the wall time the ticks cover.
@@ -85,15 +84,15 @@ std::vector<double> NodeLoad::Sample(const std::vector<pid_t>& vcpu_threads) {
   static const long kTicksPerSecond = sysconf(_SC_CLK_TCK);
   const double seconds =
       static_cast<double>(ticks) / counted / static_cast<double>(std::max(1L, kTicksPerSecond));
-  // Less this VM's vCPUs, each on the node it last ran on.
-  for (size_t v = 0; v < threads.size() && v < threads_before.size(); ++v) {
-    const int cpu = threads[v].last_cpu;
-    const int node = cpu >= 0 && cpu < static_cast<int>(node_index_of_cpu_.size())
-                         ? node_index_of_cpu_[cpu]
+  // Less the VM's own, each on the node it last ran on.
+  for (const OwnCpuUse& o : own) {
+    auto was = own_before.find(o.key);
+    const int node = o.last_cpu >= 0 && o.last_cpu < static_cast<int>(node_index_of_cpu_.size())
+                         ? node_index_of_cpu_[o.last_cpu]
                          : -1;
-    const absl::Duration used = threads[v].cpu_time - threads_before[v];
-    if (node < 0 || node >= nodes || used <= absl::ZeroDuration() || seconds <= 0) continue;
-    busy[node] -= absl::ToDoubleSeconds(used) / seconds;
+    if (was == own_before.end() || node < 0 || node >= nodes || seconds <= 0) continue;
+    const absl::Duration used = o.cpu_time - was->second;
+    if (used > absl::ZeroDuration()) busy[node] -= absl::ToDoubleSeconds(used) / seconds;
   }
   for (double& b : busy) b = std::max(0.0, b);
   if (average_.size() != busy.size()) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,34 +29,39 @@ struct CpuTicks {
 // offline ones - read zero). nullopt if a "cpuN" line is malformed.
 std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text);
 
+// One of the VM's own CPU consumers (a vCPU thread): what it used so far
+// and where it ran last. `key` names it from one sample to the next.
+struct OwnCpuUse {
+  std::string key;
+  absl::Duration cpu_time;  // so far
+  int last_cpu = -1;
+};
+
 class NodeLoad {
  public:
   using Reader = std::function<std::string()>;
-  struct ThreadSample {
-    absl::Duration cpu_time;  // so far
-    int last_cpu = -1;
-  };
-  using ThreadReader = std::function<ThreadSample(pid_t tid)>;
 
-  // `reader` gives /proc/stat's text, `thread` a vCPU thread's CPU time and
-  // last CPU (defaults: this host's, this process's threads).
-  explicit NodeLoad(const Topology& topology, Reader reader = nullptr,
-                    ThreadReader thread = nullptr);
+  // `reader` gives /proc/stat's text (default: this host's).
+  explicit NodeLoad(const Topology& topology, Reader reader = nullptr);
 
-  // CPUs' worth of other work on each node index since the last call,
-  // averaged with the calls before (each older one counts half as much);
-  // empty on the first call or when /proc/stat cannot be read.
-  std::vector<double> Sample(const std::vector<pid_t>& vcpu_threads);
+  // CPUs' worth of work other than `own` on each node index since the last
+  // call, averaged with the calls before (each older one counts half as
+  // much); empty on the first call or when /proc/stat cannot be read. A
+  // consumer is counted on the node of its last CPU, from its second
+  // sample on.
+  std::vector<double> Sample(const std::vector<OwnCpuUse>& own);
 
  private:
   const Topology& topology_;
   const std::vector<int> node_index_of_cpu_;
   Reader reader_;
-  ThreadReader thread_;
   std::optional<std::vector<CpuTicks>> last_;
-  std::vector<absl::Duration> last_thread_time_;  // by vCPU, as of the last call
+  std::map<std::string, absl::Duration> last_own_;  // by key, as of the last call
   std::vector<double> average_;
 };
+
+// This process's thread `tid` as an OwnCpuUse (schedstat and stat).
+OwnCpuUse OwnThread(pid_t tid);
 
 }  // namespace numavm
 

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "balancer/actuation/node_load.h"
 #include "balancer/actuation/page_nodes.h"
 #include "balancer/actuation/rate_limiter.h"
 #include "balancer/balance_mode.h"
@@ -77,8 +78,8 @@ class AttachedDomain {
   absl::Status Rebind(LibvirtDomain domain);
 
   // One round. `busy_cpus[n]`: vCPUs of other domains homed on node index
-  // n (busy_cpus() of each). `limiter` (per host) bounds page migration. NotFound: the domain is
-  // gone (shut down, destroyed) - nothing else was disturbed.
+  // n (busy_cpus() of each) and other work there, in CPUs. `limiter` (per host) bounds page
+  // migration. NotFound: the domain is gone (shut down, destroyed) - nothing else was disturbed.
   absl::Status Step(const std::vector<int>& busy_cpus, RateLimiter& limiter, absl::Duration now);
 
   // Restores the pinning found at attach (a no-op for a domain that is gone).
@@ -91,6 +92,9 @@ class AttachedDomain {
   // vCPUs homed on each node index (a cell's vCPUs count on each of its
   // home nodes).
   std::vector<int> busy_cpus() const;
+  // Each vCPU's CPU time and last CPU as of the last round (NodeLoad: what
+  // of a node's busy time is this domain's own).
+  const std::vector<OwnCpuUse>& vcpu_use() const { return vcpu_use_; }
   VmReport report() const { return report_; }
   const std::vector<std::vector<int>>& original_pinning() const { return original_; }
 
@@ -142,6 +146,7 @@ class AttachedDomain {
   const Topology& topology_;
   DomainOptions options_;
   std::string name_;
+  std::vector<OwnCpuUse> vcpu_use_;
   int vcpus_ = 0;
   int host_cpus_ = 1;
   pid_t pid_ = 0;

@@ -1,13 +1,17 @@
 #include "balancer/libvirt/domain_manager.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 
 namespace numavm {
 
 DomainManager::DomainManager(Topology topology, ManagerOptions options, Log log)
-    : topology_(std::move(topology)), log_(std::move(log)), options_(std::move(options)) {
+    : topology_(std::move(topology)),
+      log_(std::move(log)),
+      options_(std::move(options)),
+      node_load_(topology_) {
   limiter_ = std::make_unique<RateLimiter>(options_.migrate_bytes_per_second,
                                            options_.migrate_bytes_per_second, absl::ZeroDuration());
 }
@@ -136,10 +140,17 @@ void DomainManager::Step(absl::Duration now) {
     ++round_errors_;
     return;
   }
+  // Work other than the attached domains' vCPUs (as of their last round),
+  // in whole CPUs, is busy for every domain; other domains' homes too.
+  std::vector<OwnCpuUse> own;
+  for (const auto& d : domains_) own.insert(own.end(), d->vcpu_use().begin(), d->vcpu_use().end());
+  const std::vector<double> other = node_load_.Sample(own);
   std::vector<bool> gone(domains_.size(), false);
   for (size_t i = 0; i < domains_.size(); ++i) {
-    // Other domains' homes are busy CPUs for this one.
     std::vector<int> busy(topology_.node_count(), 0);
+    for (size_t n = 0; n < busy.size() && n < other.size(); ++n) {
+      busy[n] = static_cast<int>(std::lround(other[n]));
+    }
     for (size_t j = 0; j < domains_.size(); ++j) {
       if (j == i || gone[j]) continue;
       const std::vector<int> theirs = domains_[j]->busy_cpus();

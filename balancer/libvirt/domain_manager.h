@@ -18,6 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "balancer/actuation/node_load.h"
 #include "balancer/actuation/rate_limiter.h"
 #include "balancer/libvirt/attached_domain.h"
 #include "balancer/libvirt/libvirt_api.h"
@@ -89,6 +90,9 @@ class DomainManager {
   uint64_t rounds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t round_errors_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<RateLimiter> limiter_ ABSL_GUARDED_BY(mu_);
+  // Work on each node other than the attached domains' vCPUs (processes,
+  // domains not attached): busy CPUs for every domain's home.
+  NodeLoad node_load_ ABSL_GUARDED_BY(mu_);
 
   absl::Status ConnectLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseLocked(const AttachedDomain& d, const std::string& status)

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -51,31 +50,30 @@ TEST(NodeLoad, OtherWorkIsTheBusyTimeLessTheVcpus) {
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   const uint64_t second = static_cast<uint64_t>(hz);
   std::string stat = Stat({{0, 0}, {0, 0}, {0, 0}, {0, 0}});
-  std::map<pid_t, NodeLoad::ThreadSample> threads = {{100, {absl::ZeroDuration(), 0}}};
-  NodeLoad load(
-      t, [&] { return stat; }, [&](pid_t tid) { return threads.at(tid); });
-  EXPECT_TRUE(load.Sample({100}).empty()) << "the first call has nothing to compare";
+  NodeLoad load(t, [&] { return stat; });
+  EXPECT_TRUE(load.Sample({{"vcpu0", absl::ZeroDuration(), 0}}).empty())
+      << "the first call has nothing to compare";
   // One second later: CPUs 0 and 1 fully busy, CPU 2 half, CPU 3 idle; the
-  // vCPU ran the whole second on CPU 1.
+  // vCPU ran the whole second on CPU 1. A consumer seen for the first time
+  // (vcpu1) is not subtracted: its CPU time so far is not this second's.
   stat = Stat({{second, 0}, {second, 0}, {second / 2, second / 2}, {0, second}});
-  threads[100] = {absl::Seconds(1), 1};
-  std::vector<double> busy = load.Sample({100});
+  std::vector<double> busy =
+      load.Sample({{"vcpu0", absl::Seconds(1), 1}, {"vcpu1", absl::Seconds(100), 2}});
   ASSERT_EQ(busy.size(), 2u);
   EXPECT_NEAR(busy[0], 1.0, 0.02);
   EXPECT_NEAR(busy[1], 0.5, 0.02);
-  // A second with nothing else running: the figures halve (each older
+  // A second in which only the vCPUs ran (vcpu0 on CPU 0, vcpu1 half a
+  // second on CPU 2): no other work, so the figures halve (each older
   // second counts half as much).
-  stat = Stat({{second * 2, 0}, {second, second}, {second / 2, second * 3 / 2}, {0, second * 2}});
-  threads[100] = {absl::Seconds(2), 0};
-  busy = load.Sample({100});
+  stat = Stat({{second * 2, 0}, {second, second}, {second, second}, {0, second * 2}});
+  busy = load.Sample({{"vcpu0", absl::Seconds(2), 0}, {"vcpu1", absl::Seconds(100.5), 2}});
   EXPECT_NEAR(busy[0], 0.5, 0.02);
   EXPECT_NEAR(busy[1], 0.25, 0.02);
 }
 
 TEST(NodeLoad, AnUnreadableStatGivesNothing) {
   const Topology t = TwoNodes();
-  NodeLoad load(
-      t, [] { return std::string("garbage\n"); }, [](pid_t) { return NodeLoad::ThreadSample{}; });
+  NodeLoad load(t, [] { return std::string("garbage\n"); });
   EXPECT_TRUE(load.Sample({}).empty());
   EXPECT_TRUE(load.Sample({}).empty());
 }
@@ -89,9 +87,9 @@ TEST(NodeLoad, ReadsThisHost) {
   t.nodes = {node};
   t.distance = {{10}};
   NodeLoad load(t);
-  load.Sample({gettid()});
+  load.Sample({OwnThread(gettid())});
   usleep(50 * 1000);
-  const std::vector<double> busy = load.Sample({gettid()});
+  const std::vector<double> busy = load.Sample({OwnThread(gettid())});
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_GE(busy[0], 0.0);
   EXPECT_LE(busy[0], static_cast<double>(cpus));
