@@ -20,16 +20,17 @@ inline absl::Duration ThreadCpuTime() {
   return absl::DurationFromTimespec(ts);
 }
 
-// CPU time thread `tid` of this process has used (from schedstat), or zero.
-inline absl::Duration CpuTimeOfThread(int tid) {
-  std::string text = ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+// CPU time a task has used (from the schedstat of its /proc directory,
+// e.g. "/proc/self/task/123"), or zero.
+inline absl::Duration CpuTimeOfTask(const std::string& task_dir) {
+  std::string text = ReadProcFile(task_dir + "/schedstat");
   return absl::Nanoseconds(static_cast<int64_t>(std::strtoull(text.c_str(), nullptr, 10)));
 }
 
-// The CPU thread `tid` of this process last ran on (field 39 of its stat,
-// counted from after the ")" that ends its name), or -1.
-inline int LastCpuOfThread(int tid) {
-  std::string stat = ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/stat");
+// The CPU a task last ran on (field 39 of its stat, counted from after the
+// ")" that ends its name), or -1.
+inline int LastCpuOfTask(const std::string& task_dir) {
+  std::string stat = ReadProcFile(task_dir + "/stat");
   size_t at = stat.rfind(')');
   if (at == std::string::npos) return -1;
   for (int field = 2; field < 39; ++field) {
@@ -37,6 +38,14 @@ inline int LastCpuOfThread(int tid) {
     if (at == std::string::npos) return -1;
   }
   return std::atoi(stat.c_str() + at + 1);
+}
+
+// The same for thread `tid` of this process.
+inline absl::Duration CpuTimeOfThread(int tid) {
+  return CpuTimeOfTask("/proc/self/task/" + std::to_string(tid));
+}
+inline int LastCpuOfThread(int tid) {
+  return LastCpuOfTask("/proc/self/task/" + std::to_string(tid));
 }
 
 }  // namespace numavm

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/proc_file.h"
 #include "base/thread_cpu.h"
@@ -46,6 +49,19 @@ std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text) {
 
 OwnCpuUse OwnThread(pid_t tid) {
   return {std::to_string(tid), CpuTimeOfThread(tid), LastCpuOfThread(tid)};
+}
+
+std::vector<OwnCpuUse> ProcessCpuUse(pid_t pid, const std::string& proc_root) {
+  std::vector<OwnCpuUse> out;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(absl::StrCat(proc_root, "/", pid, "/task"), ec)) {
+    int tid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &tid) || tid <= 0) continue;
+    const std::string dir = entry.path().string();
+    out.push_back({absl::StrCat(pid, "/", tid), CpuTimeOfTask(dir), LastCpuOfTask(dir)});
+  }
+  return out;
 }
 
 NodeLoad::NodeLoad(const Topology& topology, Reader reader)

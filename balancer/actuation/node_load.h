@@ -62,6 +62,9 @@ class NodeLoad {
 
 // This process's thread `tid` as an OwnCpuUse (schedstat and stat).
 OwnCpuUse OwnThread(pid_t tid);
+// Every thread of process `pid` (a QEMU process: its vCPU threads and its
+// own, all of them the domain's), keyed "pid/tid"; empty if it is gone.
+std::vector<OwnCpuUse> ProcessCpuUse(pid_t pid, const std::string& proc_root = "/proc");
 
 }  // namespace numavm
 

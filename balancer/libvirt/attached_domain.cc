@@ -49,19 +49,14 @@ absl::Status AttachedDomain::Measure() {
       if (node >= 0) report_.memory_per_node[topology_.nodes[node].id] += kPage;
     }
   }
-  absl::StatusOr<std::vector<LibvirtDomain::VcpuRun>> runs = domain_.VcpuRuns();
-  if (!runs.ok()) return runs.status();
-  std::vector<int> cpu_of;
-  vcpu_use_.clear();
-  for (size_t v = 0; v < runs->size(); ++v) {
-    cpu_of.push_back((*runs)[v].cpu);
-    vcpu_use_.push_back({absl::StrCat(name_, "/", v), (*runs)[v].cpu_time, (*runs)[v].cpu});
-  }
+  absl::StatusOr<std::vector<int>> cpus = domain_.VcpuCpus(host_cpus_);
+  if (!cpus.ok()) return cpus.status();
+  process_use_ = ProcessCpuUse(pid_);
   report_.vcpus_per_node.clear();
   std::map<int, int> vcpu_node;  // vCPU index -> host node id
-  for (size_t v = 0; v < cpu_of.size(); ++v) {
+  for (size_t v = 0; v < cpus->size(); ++v) {
     for (const NumaNode& node : topology_.nodes) {
-      if (std::find(node.cpus.begin(), node.cpus.end(), cpu_of[v]) != node.cpus.end()) {
+      if (std::find(node.cpus.begin(), node.cpus.end(), (*cpus)[v]) != node.cpus.end()) {
         ++report_.vcpus_per_node[node.id];
         vcpu_node[static_cast<int>(v)] = node.id;
       }

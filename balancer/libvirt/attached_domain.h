@@ -92,9 +92,11 @@ class AttachedDomain {
   // vCPUs homed on each node index (a cell's vCPUs count on each of its
   // home nodes).
   std::vector<int> busy_cpus() const;
-  // Each vCPU's CPU time and last CPU as of the last round (NodeLoad: what
-  // of a node's busy time is this domain's own).
-  const std::vector<OwnCpuUse>& vcpu_use() const { return vcpu_use_; }
+  // The CPU time and last CPU of each thread of its QEMU process as of
+  // its last round (NodeLoad: what of a node's busy time is the domain's
+  // own - vCPUs, I/O threads and all - so that a domain's own work never
+  // pushes it off its home).
+  const std::vector<OwnCpuUse>& process_use() const { return process_use_; }
   VmReport report() const { return report_; }
   const std::vector<std::vector<int>>& original_pinning() const { return original_; }
 
@@ -146,7 +148,7 @@ class AttachedDomain {
   const Topology& topology_;
   DomainOptions options_;
   std::string name_;
-  std::vector<OwnCpuUse> vcpu_use_;
+  std::vector<OwnCpuUse> process_use_;
   int vcpus_ = 0;
   int host_cpus_ = 1;
   pid_t pid_ = 0;

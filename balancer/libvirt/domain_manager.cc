@@ -140,10 +140,13 @@ void DomainManager::Step(absl::Duration now) {
     ++round_errors_;
     return;
   }
-  // Work other than the attached domains' vCPUs (as of their last round),
-  // in whole CPUs, is busy for every domain; other domains' homes too.
+  // Work other than the attached domains' QEMU processes (as of their last
+  // round), in whole CPUs, is busy for every domain; other domains' homes
+  // too.
   std::vector<OwnCpuUse> own;
-  for (const auto& d : domains_) own.insert(own.end(), d->vcpu_use().begin(), d->vcpu_use().end());
+  for (const auto& d : domains_) {
+    own.insert(own.end(), d->process_use().begin(), d->process_use().end());
+  }
   const std::vector<double> other = node_load_.Sample(own);
   std::vector<bool> gone(domains_.size(), false);
   for (size_t i = 0; i < domains_.size(); ++i) {

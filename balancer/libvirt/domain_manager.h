@@ -90,8 +90,9 @@ class DomainManager {
   uint64_t rounds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t round_errors_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<RateLimiter> limiter_ ABSL_GUARDED_BY(mu_);
-  // Work on each node other than the attached domains' vCPUs (processes,
-  // domains not attached): busy CPUs for every domain's home.
+  // Work on each node other than the attached domains' QEMU processes
+  // (other processes, domains not attached): busy CPUs for every domain's
+  // home.
   NodeLoad node_load_ ABSL_GUARDED_BY(mu_);
 
   absl::Status ConnectLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

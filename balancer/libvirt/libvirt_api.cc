@@ -212,27 +212,14 @@ absl::Status LibvirtDomain::PinVcpu(int vcpu, const std::vector<int>& cpus, int 
 }
 
 absl::StatusOr<std::vector<int>> LibvirtDomain::VcpuCpus(int host_cpus) const {
-  (void)host_cpus;
-  absl::StatusOr<std::vector<VcpuRun>> runs = VcpuRuns();
-  if (!runs.ok()) return runs.status();
-  std::vector<int> out;
-  for (const VcpuRun& r : *runs) out.push_back(r.cpu);
-  return out;
-}
-
-absl::StatusOr<std::vector<LibvirtDomain::VcpuRun>> LibvirtDomain::VcpuRuns() const {
   absl::StatusOr<int> n = vcpus();
   if (!n.ok()) return n.status();
   std::vector<virVcpuInfo> info(*n);
   int got = virDomainGetVcpus(dom_.get(), info.data(), *n, nullptr, 0);
   if (got < 0) return LibvirtError(absl::StrCat("domain '", name_, "' vCPUs"));
-  std::vector<VcpuRun> out(got);
-  for (int i = 0; i < got; ++i) {
-    out[i].cpu = info[i].cpu;
-    // cpuTime is in nanoseconds; past int64 it is not a time.
-    out[i].cpu_time = absl::Nanoseconds(
-        static_cast<int64_t>(std::min<unsigned long long>(info[i].cpuTime, INT64_MAX)));
-  }
+  (void)host_cpus;
+  std::vector<int> out(got);
+  for (int i = 0; i < got; ++i) out[i] = info[i].cpu;
   return out;
 }
 

@@ -12,7 +12,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 
 namespace numavm {
 
@@ -65,12 +64,6 @@ class LibvirtDomain {
   absl::Status PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const;
   // Host CPU each vCPU ran on last (virDomainGetVcpus).
   absl::StatusOr<std::vector<int>> VcpuCpus(int host_cpus) const;
-  // The same with each vCPU's CPU time so far.
-  struct VcpuRun {
-    int cpu = -1;
-    absl::Duration cpu_time;
-  };
-  absl::StatusOr<std::vector<VcpuRun>> VcpuRuns() const;
   absl::Status Destroy() const;
 
  private:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -93,6 +94,30 @@ TEST(NodeLoad, ReadsThisHost) {
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_GE(busy[0], 0.0);
   EXPECT_LE(busy[0], static_cast<double>(cpus));
+}
+
+}  // namespace
+}  // namespace numavm
+
+namespace numavm {
+namespace {
+
+// Every thread of a process, as a libvirt domain's QEMU process is counted:
+// here this test's own process, whose main thread has used CPU time.
+TEST(NodeLoad, ProcessCpuUseListsEveryThread) {
+  std::thread helper([] { usleep(100 * 1000); });
+  const std::vector<OwnCpuUse> use = ProcessCpuUse(getpid());
+  helper.join();
+  ASSERT_GE(use.size(), 2u);
+  bool found = false;
+  for (const OwnCpuUse& u : use) {
+    if (u.key != absl::StrCat(getpid(), "/", gettid())) continue;
+    found = true;
+    EXPECT_GT(u.cpu_time, absl::ZeroDuration());
+    EXPECT_GE(u.last_cpu, 0);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(ProcessCpuUse(getpid(), "/nonexistent").empty()) << "a process that is gone";
 }
 
 }  // namespace
