@@ -1,6 +1,7 @@
 #include "balancer/host_placement_view.h"
 
 #include <numaif.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -66,11 +67,9 @@ std::vector<int> HostPlacementView::VcpuNodes() {
 }
 
 std::vector<double> HostPlacementView::OtherBusyCpus() {
-  std::vector<OwnCpuUse> own;
-  for (pid_t tid : threads_()) {
-    if (tid > 0) own.push_back(OwnThread(tid));
-  }
-  return node_load_.Sample(own);
+  // This process is the VM: its vCPUs, and its sampling and page-moving
+  // threads, whose work must not make the VM's own node look full.
+  return node_load_.Sample(ProcessCpuUse(getpid()));
 }
 
 absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {

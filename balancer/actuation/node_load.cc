@@ -47,10 +47,6 @@ std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text) {
   return cpus;
 }
 
-OwnCpuUse OwnThread(pid_t tid) {
-  return {std::to_string(tid), CpuTimeOfThread(tid), LastCpuOfThread(tid)};
-}
-
 std::vector<OwnCpuUse> ProcessCpuUse(pid_t pid, const std::string& proc_root) {
   std::vector<OwnCpuUse> out;
   std::error_code ec;

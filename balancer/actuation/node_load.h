@@ -1,8 +1,9 @@
-// How busy each node's CPUs were lately with work other than this VM's own
-// vCPUs: /proc/stat's per-CPU lines, less the vCPU threads' CPU time on the
-// node each last ran on. Whether a VM that fits a node would find room
-// there (policy/vcpu_plan.h): without it, VMs whose memory sits on one node
-// would all gather there however busy it is.
+// How busy each node's CPUs were lately with work other than the VM's own:
+// /proc/stat's per-CPU lines, less the CPU time of the VM's threads (every
+// thread of its process) on the node each last ran on. Whether a VM that
+// fits a node would find room there (policy/vcpu_plan.h; a libvirt
+// domain's home, policy/home_node.h): without it, VMs whose memory sits on
+// one node would all gather there however busy it is.
 #ifndef NUMAVM_BALANCER_ACTUATION_NODE_LOAD_H_
 #define NUMAVM_BALANCER_ACTUATION_NODE_LOAD_H_
 
@@ -60,10 +61,9 @@ class NodeLoad {
   std::vector<double> average_;
 };
 
-// This process's thread `tid` as an OwnCpuUse (schedstat and stat).
-OwnCpuUse OwnThread(pid_t tid);
-// Every thread of process `pid` (a QEMU process: its vCPU threads and its
-// own, all of them the domain's), keyed "pid/tid"; empty if it is gone.
+// Every thread of process `pid` (numavm run's own, or a domain's QEMU
+// process: its vCPU threads and the rest, all of them the VM's), keyed
+// "pid/tid"; empty if it is gone.
 std::vector<OwnCpuUse> ProcessCpuUse(pid_t pid, const std::string& proc_root = "/proc");
 
 }  // namespace numavm

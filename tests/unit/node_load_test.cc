@@ -88,9 +88,9 @@ TEST(NodeLoad, ReadsThisHost) {
   t.nodes = {node};
   t.distance = {{10}};
   NodeLoad load(t);
-  load.Sample({OwnThread(gettid())});
+  load.Sample(ProcessCpuUse(getpid()));
   usleep(50 * 1000);
-  const std::vector<double> busy = load.Sample({OwnThread(gettid())});
+  const std::vector<double> busy = load.Sample(ProcessCpuUse(getpid()));
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_GE(busy[0], 0.0);
   EXPECT_LE(busy[0], static_cast<double>(cpus));
