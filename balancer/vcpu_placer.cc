@@ -84,8 +84,11 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
     // that fails leaves the vCPU where it was.
     std::vector<std::vector<double>> faults(vcpus);
     for (int v = 0; v < vcpus; ++v) faults[v] = faults_.of(v);
+    // Other work matters only where there is a choice of nodes (reading it
+    // costs /proc/stat and two files a thread).
     const VcpuPlan plan = PlanVcpus(
-        {&topology_, &faults, group_, home_, running, config_.guest_bytes, view_.OtherBusyCpus()});
+        {&topology_, &faults, group_, home_, running, config_.guest_bytes,
+         topology_.CpuNodeIds().size() > 1 ? view_.OtherBusyCpus() : std::vector<double>{}});
     delta.decisions += plan.decisions;
     for (const VcpuMove& m : plan.moves) {
       if (mode_ != BalanceMode::kOn) continue;
