@@ -19,8 +19,8 @@ class PlacementView {
   virtual absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) = 0;
   // Node index each vCPU runs on now, -1 if unknown.
   virtual std::vector<int> VcpuNodes() = 0;
-  // CPUs' worth of work other than this VM's vCPUs on each node index
-  // lately (whether the VM would find room on a node:
+  // CPUs' worth of work other than this VM's own (every thread of its
+  // process) on each node index lately (whether the VM would find room on a node:
   // policy/vcpu_plan.h); empty: not known, taken as none.
   virtual std::vector<double> OtherBusyCpus() { return {}; }
   // Runs vCPU `vcpu` on node index `node` from now on (affinity).

@@ -30,8 +30,8 @@ struct CpuTicks {
 // offline ones - read zero). nullopt if a "cpuN" line is malformed.
 std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text);
 
-// One of the VM's own CPU consumers (a vCPU thread): what it used so far
-// and where it ran last. `key` names it from one sample to the next.
+// One of the VM's own CPU consumers (a thread of its process): what it
+// used so far and where it ran last. `key` names it from one sample to the next.
 struct OwnCpuUse {
   std::string key;
   absl::Duration cpu_time;  // so far
