@@ -173,6 +173,24 @@ uint64_t RegionBalancer::AgeVotes() {
   return aged;
 }
 
+uint64_t RegionBalancer::ForgetDisagreement() {
+  uint64_t forgotten = 0;
+  for (uint64_t r = 0; r < regions_.size(); ++r) {
+    RegionState& state = regions_.at(r);
+    if (state.settled() || state.flips == 0) continue;
+    if (state.flags & RegionState::kSplit) {
+      split_.erase(r);
+      state.flags &= static_cast<uint8_t>(~RegionState::kSplit);
+    }
+    state.node = RegionState::kNoNode;
+    state.votes = 0;
+    state.flips = 0;
+    state.flags &= static_cast<uint8_t>(~(RegionState::kPlaced | RegionState::kStale));
+    ++forgotten;
+  }
+  return forgotten;
+}
+
 bool RegionBalancer::Decided(uint64_t gfn) const {
   const uint64_t region = RegionTable::RegionOf(gfn);
   return decided_.contains(Key(region, -1)) ||

@@ -74,6 +74,15 @@ class RegionBalancer {
   // it ran before; they are marked stale (RegionState::kStale). Returns
   // how many. One pass over the region table.
   uint64_t AgeVotes();
+  // vCPUs were found to share memory (a vCPU group formed or grew): the
+  // changes of mind of regions not settled were likely its members'
+  // samples disagreeing, which now want one node (the group's). Those
+  // regions start afresh - no votes, no changes of mind, not split - so
+  // that the group's shared memory moves within a visit or two rather
+  // than after a run of agreement ages each change of mind away. Memory
+  // two groups share disagrees again at its next visit. Returns how many.
+  // One pass over the region table.
+  uint64_t ForgetDisagreement();
 
   absl::StatusOr<RegionMovesOutcome> Drain(PlacementView& view, absl::Duration now,
                                            const std::function<void(uint64_t)>& moved);

@@ -69,7 +69,15 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
                                    BalancerCounters& delta, absl::Duration sweep) {
   const int vcpus = this->vcpus();
   GroupingInput grouping{shared_, samples_, config_.cells};
+  std::vector<int> before = group_;
   group_ = GroupVcpus(grouping, config_.grouping, linked_);
+  joined_ = false;
+  for (int v = 0; v < vcpus; ++v) {
+    // Two vCPUs apart before and together now: a group formed or grew.
+    for (int w = v + 1; w < vcpus && !joined_; ++w) {
+      joined_ = group_[v] == group_[w] && before[v] != before[w];
+    }
+  }
   group_size_.assign(vcpus, 0);
   for (int v = 0; v < vcpus; ++v) ++group_size_[group_[v]];
   for (int v = 0; v < vcpus; ++v) delta.groups += group_size_[v] > 0 ? 1 : 0;

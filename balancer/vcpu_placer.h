@@ -52,6 +52,8 @@ class VcpuPlacer final {
   // memory with others, as of the last Place().
   int group_of(int vcpu) const { return group_[vcpu]; }
   bool grouped(int vcpu) const { return group_size_[group_[vcpu]] > 1; }
+  // Whether the last Place() put together vCPUs that were apart.
+  bool joined() const { return joined_; }
   // The node index `vcpu` is pinned to (-1: none yet, or not placed here).
   int home(int vcpu) const { return home_[vcpu]; }
 
@@ -92,6 +94,7 @@ class VcpuPlacer final {
   std::vector<std::vector<bool>> linked_;
   std::vector<int> group_;       // group id per vCPU
   std::vector<int> group_size_;  // by group id
+  bool joined_ = false;
   std::optional<absl::Duration> last_decay_;
 };
 

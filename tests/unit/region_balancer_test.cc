@@ -200,5 +200,49 @@ TEST_F(RegionBalancerTest, SettledAndOwnedRegionsDoNotAge) {
   EXPECT_EQ(balancer_.AgeVotes(), 0u);
 }
 
+// A region whose samples disagreed (two vCPUs on two nodes, before they
+// were known to share it) has changed its mind and would wait for runs of
+// agreement; once the two are found to be one group, whose samples all
+// want the group's node, the region forgets that and moves on its next two
+// visits. A settled region keeps its decision.
+TEST_F(RegionBalancerTest, AGroupThatFormsForgivesItsRegionsTheirDisagreement) {
+  auto disagree = [&](uint64_t region) {
+    for (int i = 0; i < 4; ++i) {
+      balancer_.AddSample(region * kRegionPages + 100 * i + 7, i % 2, 1ull << (i % 2), 0, false,
+                          -1);
+    }
+  };
+  auto agree = [&](uint64_t region, int sample) {  // the group's node, 1
+    for (int i = 0; i < 4; ++i) {
+      balancer_.AddSample(region * kRegionPages + 100 * i + sample, 1, 2, 0, false, -1);
+    }
+  };
+  for (int visit = 0; visit < 3; ++visit) {
+    disagree(1);
+    disagree(2);
+    Visit(0, {0});
+    Decide();
+  }
+  Drain();
+  ASSERT_EQ(PagesOn(0, 0), kRegionPages);
+  // Region 2 goes on without being forgiven: two agreeing visits do not
+  // move it.
+  agree(2, 9);
+  Decide();
+  agree(2, 11);
+  Decide();
+  Drain();
+  EXPECT_EQ(PagesOn(2, 1), 0u);
+
+  EXPECT_EQ(balancer_.ForgetDisagreement(), 2u) << "regions 1 and 2; region 0 is settled";
+  agree(1, 9);
+  EXPECT_EQ(Decide().revisit, std::vector<uint64_t>{1}) << "a first visit: asks for a second";
+  agree(1, 11);
+  Decide();
+  Drain();
+  EXPECT_EQ(PagesOn(1, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(0, 0), kRegionPages) << "the settled region stayed";
+}
+
 }  // namespace
 }  // namespace numavm

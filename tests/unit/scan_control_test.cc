@@ -216,26 +216,43 @@ TEST(ScanControl, EverySweepProbesTheSamePages) {
   EXPECT_LE(a.probes.size(), 32u * 4u + 6u);
 }
 
+// 64 regions at 16 MiB/s (four regions a period once the rate is up).
+ScanControl FourRegionsAPeriod(bool adaptive) {
+  ScanConfig config;
+  config.rate.max_bytes_per_second = 8 * 2 * kMiB;
+  config.vcpus = 4;
+  config.adaptive = adaptive;
+  return ScanControl({{0, 64 * kRegionPages}}, 1, config);
+}
+
+// Busy vCPUs and work to do: the rate stays up.
+ScanFeedback Busy() {
+  ScanFeedback feedback;
+  feedback.vcpu_busy = absl::Seconds(4);
+  feedback.fault_cost = absl::Microseconds(55);
+  feedback.outcome.wanted_moves = 1;
+  return feedback;
+}
+
+// Periods until one arms four regions; returns that plan.
+ScanPlan UpToSpeed(ScanControl& scan, ScanFeedback& feedback) {
+  ScanPlan plan;
+  for (int period = 0; period < 100 && plan.regions.size() < 4; ++period) {
+    plan = scan.NextArm();
+    feedback.faults = plan.probes.size();
+    (void)scan.OnPeriod(feedback);
+  }
+  return plan;
+}
+
 // A region whose first visit asked to move (PeriodOutcome::revisit) is
 // visited again in the next period, before the sweep goes on - while
 // balancing; a scan that only measures takes no such requests.
 TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
   for (bool adaptive : {true, false}) {
-    ScanConfig config;
-    config.rate.max_bytes_per_second = 8 * 2 * kMiB;
-    config.vcpus = 4;
-    config.adaptive = adaptive;
-    ScanControl scan({{0, 64 * kRegionPages}}, 1, config);
-    ScanFeedback feedback;
-    feedback.vcpu_busy = absl::Seconds(4);
-    feedback.fault_cost = absl::Microseconds(55);
-    feedback.outcome.wanted_moves = 1;  // work to do: the rate stays up
-    ScanPlan plan;
-    for (int period = 0; period < 100 && plan.regions.size() < 4; ++period) {
-      plan = scan.NextArm();
-      feedback.faults = plan.probes.size();
-      (void)scan.OnPeriod(feedback);
-    }
+    ScanControl scan = FourRegionsAPeriod(adaptive);
+    ScanFeedback feedback = Busy();
+    const ScanPlan plan = UpToSpeed(scan, feedback);
     ASSERT_GE(plan.regions.size(), 4u);
     const uint64_t next_sweep_region = plan.regions.back().end() / kRegionPages;
     feedback.outcome.revisit = {5, 40};
@@ -258,6 +275,47 @@ TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
       in_revisits += p.first / kRegionPages == 5 || p.first / kRegionPages == 40;
     }
     EXPECT_EQ(in_revisits, 2u * 4);  // four probes each
+  }
+}
+
+// Pages whose last sample changed vCPU (PeriodOutcome::recheck) are probed
+// again in the next period, each one page, on top of the period's regions
+// - while balancing; a page of a region that period visits anyway is not
+// armed twice, and a request is not kept for later periods.
+TEST(ScanControl, PagesThatChangedVcpuAreSampledAgainNextPeriod) {
+  for (bool adaptive : {true, false}) {
+    ScanControl scan = FourRegionsAPeriod(adaptive);
+    ScanFeedback feedback = Busy();
+    const ScanPlan plan = UpToSpeed(scan, feedback);
+    ASSERT_GE(plan.regions.size(), 4u);
+    const uint64_t next_region = plan.regions.back().end() / kRegionPages % 64;
+    const uint64_t far = (next_region + 32) % 64;  // not in the next plan's regions
+    feedback.outcome.recheck = {far * kRegionPages + 3, far * kRegionPages + 300,
+                                next_region * kRegionPages + 5};
+    (void)scan.OnPeriod(feedback);
+    const ScanPlan next = scan.NextArm();
+    auto has = [](const ScanPlan& p, uint64_t gfn) {
+      for (const GfnRange& r : p.probes) {
+        if (gfn >= r.first && gfn < r.end()) return true;
+      }
+      return false;
+    };
+    std::vector<uint64_t> single;
+    for (const GfnRange& r : next.probes) {
+      if (r.first / kRegionPages == far) single.push_back(r.first);
+    }
+    if (!adaptive) {
+      EXPECT_TRUE(single.empty());
+      EXPECT_EQ(scan.rechecks(), 0u);
+      continue;
+    }
+    EXPECT_EQ(single, (std::vector<uint64_t>{far * kRegionPages + 3, far * kRegionPages + 300}));
+    EXPECT_TRUE(has(next, far * kRegionPages + 3));
+    EXPECT_EQ(scan.rechecks(), 2u) << "the page of a region visited anyway is not armed twice";
+    for (const GfnRange& r : next.regions) EXPECT_NE(r.first / kRegionPages, far);
+    feedback.outcome.recheck.clear();
+    (void)scan.OnPeriod(feedback);
+    EXPECT_FALSE(has(scan.NextArm(), far * kRegionPages + 3)) << "once, not again";
   }
 }
 
