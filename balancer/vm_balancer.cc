@@ -65,17 +65,10 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
-  std::vector<uint64_t> rechecks = TakeRechecks();
   if (!status.ok()) return status;
-  return PeriodOutcome{delta.attributed,
-                       delta.local,
-                       delta.pages_migrated,
-                       delta.vcpu_moves,
-                       wanted,
-                       changing,
-                       delta.move_cpu_time,
-                       std::exchange(revisit_, {}),
-                       std::move(rechecks)};
+  return PeriodOutcome{
+      delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
+      wanted,           changing,    delta.move_cpu_time,  std::exchange(revisit_, {})};
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
@@ -94,11 +87,6 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     PageState& state = pages_.at(s.gfn);
     const int last = state.last_vcpu();
     if (last != PageState::kNoVcpu && last != s.vcpu && last < vcpus) {
-      if (state.vcpu_switches() == 0 && placer_.group_of(s.vcpu) != placer_.group_of(last)) {
-        // The first change seen: sharing, or a hand-over? Sample it again
-        // soon (PeriodOutcome::recheck) rather than a sweep or two later.
-        recheck_.push_back(s.gfn);
-      }
       if (state.vcpu_switches() > 0) {
         placer_.AddSharing(s.vcpu, last);
         // Only between groups that exist: before grouping every vCPU is
@@ -126,13 +114,6 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     state.set_last_vcpu(s.vcpu);
   }
   return previous_vcpu;
-}
-
-std::vector<uint64_t> VmBalancer::TakeRechecks() {
-  std::vector<uint64_t> pages = std::exchange(recheck_, {});
-  std::sort(pages.begin(), pages.end());
-  pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
-  return pages;
 }
 
 void VmBalancer::RollRemigrationEpoch(absl::Duration now) {

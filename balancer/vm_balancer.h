@@ -95,8 +95,6 @@ class VmBalancer final {
   // Starts a new re-migration epoch every 10 s: this epoch's marks become
   // the previous one's (and after a gap of 20 s or more, none are kept).
   void RollRemigrationEpoch(absl::Duration now);
-  // This period's rechecks, sorted and each page once.
-  std::vector<uint64_t> TakeRechecks();
   // Marks `gfn` as asked to move in this epoch; true if it was asked before
   // (a re-migration).
   bool MarkMoved(uint64_t gfn);
@@ -112,7 +110,6 @@ class VmBalancer final {
   std::optional<absl::Duration> first_batch_;
   std::vector<int> followed_home_;  // per vCPU: the home its regions last followed
   std::vector<uint64_t> revisit_;   // this period's, for PeriodOutcome::revisit
-  std::vector<uint64_t> recheck_;   // this period's, for PeriodOutcome::recheck
   // How long the scan takes to visit every region, from the regions
   // visited per second lately (smoothed).
   absl::Duration SweepEstimate() const;

@@ -39,7 +39,6 @@ void EndSampling(SamplingLoop& sampling, const AccessSampler& sampler, const Run
                                                          : options.sampling.rate.probes_per_region;
   s.probe_run_pages = sampling.probe_run_pages();
   s.revisits = sampling.revisits();
-  s.rechecks = sampling.rechecks();
   if (!sampling.status().ok()) s.error = std::string(sampling.status().message());
 }
 

@@ -107,7 +107,6 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"probes_per_region", sm.probes_per_region},
                    {"probe_run_pages", sm.probe_run_pages},
                    {"revisits", sm.revisits},
-                   {"rechecks", sm.rechecks},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"host_cpu_seconds",

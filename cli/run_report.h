@@ -41,7 +41,6 @@ struct SamplingSummary {
   int probes_per_region = 0;
   uint64_t probe_run_pages = 1;  // neighbouring pages per arming call
   uint64_t revisits = 0;         // regions visited again at once (ScanControl)
-  uint64_t rechecks = 0;         // pages sampled again at once (ScanControl)
   std::string error;             // why sampling stopped early, if it did
 };
 

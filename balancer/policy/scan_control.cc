@@ -129,36 +129,6 @@ void ScanControl::AddProbes(ScanPlan& plan, const GfnRange& region, int probes, 
   }
 }
 
-void ScanControl::AddRechecks(ScanPlan& plan) {
-  std::vector<uint64_t> pages = std::exchange(rechecks_, {});
-  if (pages.empty()) return;
-  // Pages of a region this plan visits anyway are not armed twice.
-  std::vector<uint64_t> visiting;
-  visiting.reserve(plan.regions.size());
-  for (const GfnRange& r : plan.regions) visiting.push_back(r.first / kRegionPages);
-  std::sort(visiting.begin(), visiting.end());
-  const uint64_t most = std::max<uint64_t>(kMinRechecks, plan.probes.size());
-  std::vector<GfnRange> extra;
-  for (uint64_t gfn : pages) {
-    if (extra.size() >= most) break;
-    const uint64_t index = gfn / kRegionPages;
-    if (std::binary_search(visiting.begin(), visiting.end(), index)) continue;
-    // The backing page that holds it (a huge page is one probe).
-    const uint64_t first = gfn - gfn % align_pages_;
-    const std::optional<GfnRange> region = RegionRange(index);
-    if (!region) continue;
-    const uint64_t a = std::max(first, region->first);
-    const uint64_t b = std::min(first + align_pages_, region->end());
-    if (a >= b || (!extra.empty() && a < extra.back().end())) continue;
-    extra.push_back({a, b - a});
-  }
-  // A recheck is a probe: the samplers that watch whole regions (ring,
-  // dirty log) see every write of the plan's regions anyway, and do not
-  // need these.
-  for (const GfnRange& p : extra) plan.probes.push_back(p);
-  rechecks_armed_ += extra.size();
-}
-
 void ScanControl::Coalesce(std::vector<GfnRange>& runs, uint64_t max_pages) {
   size_t out = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -232,7 +202,6 @@ ScanPlan ScanControl::NextArm() {
     }
   }
   for (; armed < n && !wrapped_; ++armed) AddProbes(plan, NextRegion(), probes, run, sweeps_);
-  AddRechecks(plan);
   // Probes that touch are armed as one range, one call: the runs of
   // neighbouring regions, dense probes, and the huge pages of neighbouring
   // regions (up to kMaxHugeRunPages of them, so that no call holds the
@@ -257,7 +226,6 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
     for (uint64_t region : f.outcome.revisit) {
       if (revisits_.size() < kMaxRevisits) revisits_.push_back(region);
     }
-    rechecks_ = f.outcome.recheck;
   }
   // Measuring only (not adaptive): the rate the budget allows, without
   // the back-off.

@@ -105,9 +105,6 @@ class ScanControl {
   int probes_per_region() const { return probes_last_; }
   // Regions visited again because their first visit asked to move them.
   uint64_t revisits() const { return revisits_armed_; }
-  // Pages sampled again because their last sample changed vCPU
-  // (PeriodOutcome::recheck).
-  uint64_t rechecks() const { return rechecks_armed_; }
 
  private:
   GfnRange NextRegion();  // the next region of the coverage, wrapping
@@ -117,8 +114,6 @@ class ScanControl {
   // Joins ranges that touch (the end of one region's run and the start of
   // the next one's, neighbouring huge pages) into one range of at most
   // `max_pages`: one arming call.
-  // Arms the last period's rechecks (pages, not regions) in `plan`.
-  void AddRechecks(ScanPlan& plan);
   static void Coalesce(std::vector<GfnRange>& runs, uint64_t max_pages);
   // Region `index` (gfn / 512) within the coverage, if any of it is.
   std::optional<GfnRange> RegionRange(uint64_t index) const;
@@ -152,13 +147,6 @@ class ScanControl {
   std::deque<uint64_t> revisits_;
   static constexpr size_t kMaxRevisits = 1 << 20;
   uint64_t revisits_armed_ = 0;
-  // The last period's PeriodOutcome::recheck, armed by the next plan on top
-  // of its regions (at most max(kMinRechecks, the plan's arming calls)
-  // pages: what they cost is charged to the scan's budget like any probe,
-  // so that the rate pays for them). Not kept longer: evidence, not work.
-  std::vector<uint64_t> rechecks_;
-  static constexpr uint64_t kMinRechecks = 8;
-  uint64_t rechecks_armed_ = 0;
 };
 
 }  // namespace numavm

@@ -36,13 +36,6 @@ struct PeriodOutcome {
   // from where their samples want them: the scan visits them again next
   // period (ScanControl), so that a move needs one sweep, not two.
   std::vector<uint64_t> revisit;
-  // Pages (gfns, sorted) whose last sample came from another vCPU than the
-  // one before it, the first such change seen on the page, between vCPUs
-  // not yet known to share memory: the scan samples them again next period
-  // (ScanControl), so that a page two vCPUs keep using shows it within a
-  // period or two, not after two more sweeps (vCPU groups form sooner). A
-  // page that changed hands once (first touch) shows that too.
-  std::vector<uint64_t> recheck;
 };
 
 class ScanPeriodController {

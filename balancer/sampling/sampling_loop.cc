@@ -82,7 +82,6 @@ void SamplingLoop::CollectOnce() {
       run_pages_ = scan_->run_pages();
       probes_per_region_ = scan_->probes_per_region();
       revisits_ = scan_->revisits();
-      rechecks_ = scan_->rechecks();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
     split_.collect += decide_start - collect_start;
@@ -172,11 +171,6 @@ int SamplingLoop::probes_per_region() const {
 uint64_t SamplingLoop::revisits() const {
   absl::MutexLock lock(&mu_);
   return revisits_;
-}
-
-uint64_t SamplingLoop::rechecks() const {
-  absl::MutexLock lock(&mu_);
-  return rechecks_;
 }
 
 SamplingLoop::HostSplit SamplingLoop::host_split() const {

@@ -66,9 +66,6 @@ class SamplingLoop final {
   // Regions visited again at once because their first visit asked to move
   // them (ScanControl::revisits).
   uint64_t revisits() const;
-  // Pages sampled again because their last sample changed vCPU
-  // (ScanControl::rechecks).
-  uint64_t rechecks() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
   // (which the stall budget does not charge).
@@ -103,7 +100,6 @@ class SamplingLoop final {
   uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
   int probes_per_region_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t rechecks_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);
 };

@@ -3,12 +3,11 @@
 // NUMA lab's four one-CPU nodes, at the lab's measured costs (an arming
 // call 1.4 ms of host time, a hinting fault 125 us, a page move 110 us:
 // docs/numa-lab.md). A pair cannot share a one-CPU node, so at best half
-// of the accesses are local: each half on one of its pair's nodes. The
-// scan there covers the guest in about 20 s; a pair is known only from
-// pages seen changing vCPU twice (the first change may be first touch),
-// so grouping used to wait for a page's third sample - three sweeps - and
-// its regions, having disagreed meanwhile, for runs of agreement after it.
-// Deterministic (a fixed seed).
+// of the accesses are local: each half on one of its pair's nodes. Until
+// the pair is known to be a group, each of its regions is sampled from two
+// nodes and changes its mind; a region that has changed its mind waits for
+// runs of agreement, which used to hold the group's memory back long after
+// the group formed. Deterministic (a fixed seed).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,7 +18,7 @@
 namespace numavm {
 namespace {
 
-TEST(GroupSpeed, PairsOverOneCpuNodesGetTheirMemoryWithinThreeSweeps) {
+TEST(GroupSpeed, PairsOverOneCpuNodesGetTheirMemorySoonAfterTheyGroup) {
   absl::StatusOr<Topology> t =
       LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node-1cpu.toml");
   ASSERT_TRUE(t.ok()) << t.status();
@@ -36,8 +35,8 @@ TEST(GroupSpeed, PairsOverOneCpuNodesGetTheirMemoryWithinThreeSweeps) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_DOUBLE_EQ(r->best_locality, 0.5);
   EXPECT_EQ(r->counters.groups, 2);
-  // 49 s today; 94 s before pages that changed vCPU were sampled again
-  // at once and a new group forgave its regions their disagreement.
+  // 52 s today; 94 s before a new group forgave its regions their
+  // disagreement (RegionBalancer::ForgetDisagreement).
   ASSERT_TRUE(r->seconds_to_90pct_of_best.has_value());
   EXPECT_LE(*r->seconds_to_90pct_of_best, 70.0);
   EXPECT_GE(r->final_locality, 0.95 * r->best_locality);

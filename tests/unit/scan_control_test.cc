@@ -278,47 +278,6 @@ TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
   }
 }
 
-// Pages whose last sample changed vCPU (PeriodOutcome::recheck) are probed
-// again in the next period, each one page, on top of the period's regions
-// - while balancing; a page of a region that period visits anyway is not
-// armed twice, and a request is not kept for later periods.
-TEST(ScanControl, PagesThatChangedVcpuAreSampledAgainNextPeriod) {
-  for (bool adaptive : {true, false}) {
-    ScanControl scan = FourRegionsAPeriod(adaptive);
-    ScanFeedback feedback = Busy();
-    const ScanPlan plan = UpToSpeed(scan, feedback);
-    ASSERT_GE(plan.regions.size(), 4u);
-    const uint64_t next_region = plan.regions.back().end() / kRegionPages % 64;
-    const uint64_t far = (next_region + 32) % 64;  // not in the next plan's regions
-    feedback.outcome.recheck = {far * kRegionPages + 3, far * kRegionPages + 300,
-                                next_region * kRegionPages + 5};
-    (void)scan.OnPeriod(feedback);
-    const ScanPlan next = scan.NextArm();
-    auto has = [](const ScanPlan& p, uint64_t gfn) {
-      for (const GfnRange& r : p.probes) {
-        if (gfn >= r.first && gfn < r.end()) return true;
-      }
-      return false;
-    };
-    std::vector<uint64_t> single;
-    for (const GfnRange& r : next.probes) {
-      if (r.first / kRegionPages == far) single.push_back(r.first);
-    }
-    if (!adaptive) {
-      EXPECT_TRUE(single.empty());
-      EXPECT_EQ(scan.rechecks(), 0u);
-      continue;
-    }
-    EXPECT_EQ(single, (std::vector<uint64_t>{far * kRegionPages + 3, far * kRegionPages + 300}));
-    EXPECT_TRUE(has(next, far * kRegionPages + 3));
-    EXPECT_EQ(scan.rechecks(), 2u) << "the page of a region visited anyway is not armed twice";
-    for (const GfnRange& r : next.regions) EXPECT_NE(r.first / kRegionPages, far);
-    feedback.outcome.recheck.clear();
-    (void)scan.OnPeriod(feedback);
-    EXPECT_FALSE(has(scan.NextArm(), far * kRegionPages + 3)) << "once, not again";
-  }
-}
-
 TEST(ScanControl, TinyGuestsAreSweptToo) {
   for (uint64_t pages : {1ull, 511ull, 512ull, 513ull, 1024ull, 1536ull}) {
     ScanControl scan = Fixed({{0, pages}}, 1);
