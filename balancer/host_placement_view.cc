@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 
@@ -68,8 +69,11 @@ std::vector<int> HostPlacementView::VcpuNodes() {
 
 std::vector<double> HostPlacementView::OtherBusyCpus() {
   // This process is the VM: its vCPUs, and its sampling and page-moving
-  // threads, whose work must not make the VM's own node look full.
-  return node_load_.Sample(ProcessCpuUse(getpid()));
+  // threads, whose work must not make the VM's own node look full. Read
+  // every few seconds, not every scan period: it is charged to the scan.
+  const absl::Duration now = absl::FromChrono(
+      std::chrono::nanoseconds(std::chrono::steady_clock::now().time_since_epoch()));
+  return node_load_.SampleEvery(kNodeLoadInterval, now, [] { return ProcessCpuUse(getpid()); });
 }
 
 absl::Status HostPlacementView::PinVcpu(int vcpu, int node) {

@@ -34,7 +34,10 @@ class HostPlacementView final : public PlacementView {
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
   std::vector<int> VcpuNodes() override;
+  // Other work on each node (NodeLoad), read at most every
+  // kNodeLoadInterval.
   std::vector<double> OtherBusyCpus() override;
+  static constexpr absl::Duration kNodeLoadInterval = absl::Seconds(5);
   absl::Status PinVcpu(int vcpu, int node) override;
   absl::StatusOr<MigrationOutcome> MovePages(const std::vector<std::pair<uint64_t, int>>& moves,
                                              absl::Duration now) override;

@@ -115,4 +115,11 @@ std::vector<double> NodeLoad::Sample(const std::vector<OwnCpuUse>& own) {
   return average_;
 }
 
+std::vector<double> NodeLoad::SampleEvery(absl::Duration interval, absl::Duration now,
+                                          const std::function<std::vector<OwnCpuUse>()>& own) {
+  if (last_read_ && now >= *last_read_ && now - *last_read_ < interval) return average_;
+  last_read_ = now;
+  return Sample(own());
+}
+
 }  // namespace numavm

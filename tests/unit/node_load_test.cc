@@ -72,6 +72,42 @@ TEST(NodeLoad, OtherWorkIsTheBusyTimeLessTheVcpus) {
   EXPECT_NEAR(busy[1], 0.25, 0.02);
 }
 
+// Read at most once an interval: calls in between give the last figures and
+// read neither /proc/stat nor the VM's threads.
+TEST(NodeLoad, ReadsAtMostOnceAnInterval) {
+  const Topology t = TwoNodes();
+  const uint64_t second = static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
+  std::string stat = Stat({{0, 0}, {0, 0}, {0, 0}, {0, 0}});
+  int stat_reads = 0, own_reads = 0;
+  NodeLoad load(t, [&] {
+    ++stat_reads;
+    return stat;
+  });
+  auto own = [&] {
+    ++own_reads;
+    return std::vector<OwnCpuUse>{};
+  };
+  const absl::Duration every = absl::Seconds(5);
+  EXPECT_TRUE(load.SampleEvery(every, absl::Seconds(100), own).empty());
+  stat = Stat({{second, 0}, {0, second}, {0, second}, {0, second}});
+  EXPECT_TRUE(load.SampleEvery(every, absl::Seconds(101), own).empty())
+      << "one second later: the first reading's (none) again";
+  EXPECT_TRUE(load.SampleEvery(every, absl::Seconds(104.9), own).empty());
+  EXPECT_EQ(stat_reads, 1);
+  EXPECT_EQ(own_reads, 1);
+  std::vector<double> busy = load.SampleEvery(every, absl::Seconds(105), own);
+  ASSERT_EQ(busy.size(), 2u) << "five seconds on: read again";
+  EXPECT_NEAR(busy[0], 1.0, 0.02);
+  EXPECT_NEAR(busy[1], 0.0, 0.02);
+  stat = Stat({{second * 2, 0}, {0, second * 2}, {0, second * 2}, {0, second * 2}});
+  EXPECT_EQ(load.SampleEvery(every, absl::Seconds(106), own), busy);
+  EXPECT_EQ(stat_reads, 2);
+  EXPECT_EQ(own_reads, 2);
+  // A clock that went back (another clock's reading) reads at once.
+  EXPECT_EQ(load.SampleEvery(every, absl::Seconds(50), own).size(), 2u);
+  EXPECT_EQ(stat_reads, 3);
+}
+
 TEST(NodeLoad, AnUnreadableStatGivesNothing) {
   const Topology t = TwoNodes();
   NodeLoad load(t, [] { return std::string("garbage\n"); });
