@@ -109,6 +109,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"revisits", sm.revisits},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
+                   {"host_seconds_per_call", Seconds(sm.host_cost_per_call)},
                    {"host_cpu_seconds",
                     {{"arm", Seconds(sm.host_arm)},
                      {"collect", Seconds(sm.host_collect)},
@@ -241,10 +242,11 @@ std::string SummaryToTable(const RunSummary& s) {
                                           sm.stats.unattributed, Seconds(sm.cpu_time)));
     absl::StrAppend(
         &out, absl::StrFormat(
-                  "\n           fault round trip %.1f us, host time %.1f us per probe; sampling "
-                  "costs %.3f%% of the vCPUs' busy time (budget %.1f%%)",
+                  "\n           fault round trip %.1f us, host time %.1f us per probe, %.1f us "
+                  "per arming call; sampling costs %.3f%% of the vCPUs' busy time (budget %.1f%%)",
                   absl::ToDoubleMicroseconds(sm.fault_cost),
-                  absl::ToDoubleMicroseconds(sm.host_cost_per_probe), 100 * sm.stall_share,
+                  absl::ToDoubleMicroseconds(sm.host_cost_per_probe),
+                  absl::ToDoubleMicroseconds(sm.host_cost_per_call), 100 * sm.stall_share,
                   100 * sm.stall_budget));
     absl::StrAppend(&out,
                     absl::StrFormat("\n           sampling thread CPU: arming %.3f s, collecting "

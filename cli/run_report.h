@@ -34,6 +34,7 @@ struct SamplingSummary {
   double ceiling_bytes_per_second = 0;
   absl::Duration fault_cost;
   absl::Duration host_cost_per_probe;  // the sampling thread's time per probe
+  absl::Duration host_cost_per_call;   // ... per arming call
   // The sampling thread's CPU by what it did (SamplingLoop::HostSplit).
   absl::Duration host_arm, host_collect, host_decide, host_migrate;
   double stall_share = 0;

@@ -68,6 +68,10 @@ absl::Duration ScanControl::host_cost_per_probe() const {
   return rate_ ? absl::Seconds(rate_->host_seconds_per_probe()) : absl::ZeroDuration();
 }
 
+absl::Duration ScanControl::host_cost_per_call() const {
+  return rate_ ? absl::Seconds(rate_->host_seconds_per_call()) : absl::ZeroDuration();
+}
+
 GfnRange ScanControl::NextRegion() {
   if (range_ >= coverage_.size()) {
     range_ = 0;

@@ -95,6 +95,9 @@ class ScanControl {
   // Regions mode: the host's time per armed probe (arming, collecting,
   // balancing), as the budget charges it; zero otherwise.
   absl::Duration host_cost_per_probe() const;
+  // ... and per arming call (a range of neighbouring probes: the figure
+  // `numavm simulate --arm-cost` takes).
+  absl::Duration host_cost_per_call() const;
   uint64_t regions_armed() const { return regions_armed_total_; }
   // Regions mode: the pages of each probe run in the last plan (1: single
   // pages spread over the region).

@@ -79,6 +79,7 @@ void SamplingLoop::CollectOnce() {
       rate_ = scan_->rate_bytes_per_second();
       ceiling_ = scan_->ceiling_bytes_per_second();
       host_per_probe_ = scan_->host_cost_per_probe();
+      host_per_call_ = scan_->host_cost_per_call();
       run_pages_ = scan_->run_pages();
       probes_per_region_ = scan_->probes_per_region();
       revisits_ = scan_->revisits();
@@ -156,6 +157,11 @@ double SamplingLoop::scan_rate_ceiling() const {
 absl::Duration SamplingLoop::host_cost_per_probe() const {
   absl::MutexLock lock(&mu_);
   return host_per_probe_;
+}
+
+absl::Duration SamplingLoop::host_cost_per_call() const {
+  absl::MutexLock lock(&mu_);
+  return host_per_call_;
 }
 
 uint64_t SamplingLoop::probe_run_pages() const {

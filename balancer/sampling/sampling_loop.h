@@ -58,6 +58,8 @@ class SamplingLoop final {
   double stall_share() const;
   // This thread's time per armed probe, as the stall budget charges it.
   absl::Duration host_cost_per_probe() const;
+  // ... and per arming call (a range of neighbouring probes).
+  absl::Duration host_cost_per_call() const;
   // The pages of each probe run the scan arms (1: single pages).
   uint64_t probe_run_pages() const;
   // The probe pages of each region the scan arms (1 on 2 MiB backing
@@ -97,6 +99,7 @@ class SamplingLoop final {
   uint64_t period_changes_ ABSL_GUARDED_BY(mu_) = 0;
   double rate_ ABSL_GUARDED_BY(mu_) = 0, ceiling_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration host_per_probe_ ABSL_GUARDED_BY(mu_);
+  absl::Duration host_per_call_ ABSL_GUARDED_BY(mu_);
   uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
   int probes_per_region_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;

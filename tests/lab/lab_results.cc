@@ -218,10 +218,16 @@ std::string LabTable(const std::vector<LabRun>& all) {
       if (sm.is_object() && sm.value("scan", std::string()) == "regions" &&
           sm.value("sampler", std::string("off")) != "off") {
         // What the scan could afford here: its budget and what a probe cost.
+        // The time per arming call (reports since 2026-12-06) is what
+        // `numavm simulate --arm-cost` takes.
+        const std::string per_call =
+            sm.contains("host_seconds_per_call")
+                ? absl::StrFormat(", %.0f us/call", 1e6 * sm.value("host_seconds_per_call", 0.0))
+                : std::string();
         notes += absl::StrFormat(
-            "(budget %.0f%%, %.0f us/probe host, %.0f us/fault, scan %.1f MiB/s) ",
+            "(budget %.0f%%, %.0f us/probe host%s, %.0f us/fault, scan %.1f MiB/s) ",
             100 * sm.value("stall_budget", 0.0), 1e6 * sm.value("host_seconds_per_probe", 0.0),
-            1e6 * sm.value("fault_cost_seconds", 0.0),
+            per_call, 1e6 * sm.value("fault_cost_seconds", 0.0),
             sm.value("rate_bytes_per_second", 0.0) / (1 << 20));
         // Where the sampling thread's CPU went (reports since 2026-12-02).
         const nlohmann::json& split = Member(sm, "host_cpu_seconds");

@@ -294,5 +294,41 @@ TEST(LabResultsTest, ALinuxGuestRowShowsTheGuestsWorkAndBothBalancers) {
       << table;
 }
 
+// A numavm row says what its scan could afford: the budget, the host's time
+// a probe page and an arming call (the figure `numavm simulate --arm-cost`
+// takes; reports before 2026-12-06 have no such field and show none), the
+// fault's round trip and the rate.
+TEST(LabResultsTest, ANumavmRowShowsWhatItsScanCost) {
+  nlohmann::json report;
+  report["exit_code"] = 0;
+  report["balance"] = {{"pages_migrated", 512}, {"remigrations", 0}};
+  report["sampling"] = {{"scan", "regions"},
+                        {"sampler", "hint"},
+                        {"stall_budget", 0.01},
+                        {"host_seconds_per_probe", 0.0018},
+                        {"host_seconds_per_call", 0.0144},
+                        {"fault_cost_seconds", 0.00009},
+                        {"rate_bytes_per_second", 12.5 * (1 << 20)}};
+  nlohmann::json older = report;
+  older["sampling"].erase("host_seconds_per_call");
+  const std::string log =
+      "LAB: up, kernel 6.12, 4 CPUs, nodes: 4\n"
+      "LAB-BEGIN numa01 numavm numa01:numavm\n"
+      "LAB-JSON numa01 numavm " +
+      report.dump() +
+      "\n"
+      "LAB-BEGIN numa02 numavm numa02:numavm\n"
+      "LAB-JSON numa02 numavm " +
+      older.dump() + "\n";
+  const std::string table = LabTable(ParseLabLog(log));
+  EXPECT_NE(table.find("(budget 1%, 1800 us/probe host, 14400 us/call, 90 us/fault, scan 12.5 "
+                       "MiB/s)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("(budget 1%, 1800 us/probe host, 90 us/fault, scan 12.5 MiB/s)"),
+            std::string::npos)
+      << table;
+}
+
 }  // namespace
 }  // namespace numavm::lab
