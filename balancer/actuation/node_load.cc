@@ -6,46 +6,12 @@
 #include <filesystem>
 #include <system_error>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "base/proc_file.h"
 #include "base/thread_cpu.h"
 
 namespace numavm {
-namespace {
-
-// No machine has more CPUs than this; a line naming a larger number is bad.
-constexpr int kMaxCpus = 1 << 16;
-
-}  // namespace
-
-std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text) {
-  std::vector<CpuTicks> cpus;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::StartsWith(line, "cpu") || line.size() <= 3 || !absl::ascii_isdigit(line[3])) {
-      continue;
-    }
-    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    int cpu = 0;
-    if (f.size() < 5 || !absl::SimpleAtoi(f[0].substr(3), &cpu) || cpu < 0 || cpu >= kMaxCpus) {
-      return std::nullopt;
-    }
-    // cpuN user nice system idle iowait irq softirq steal [guest guest_nice]:
-    // guest time is counted in user already.
-    CpuTicks t;
-    for (size_t i = 1; i < f.size() && i <= 8; ++i) {
-      uint64_t v = 0;
-      if (!absl::SimpleAtoi(f[i], &v)) return std::nullopt;
-      (i == 4 || i == 5 ? t.idle : t.busy) += v;
-    }
-    if (cpu >= static_cast<int>(cpus.size())) cpus.resize(cpu + 1);
-    cpus[cpu] = t;
-  }
-  return cpus;
-}
 
 std::vector<OwnCpuUse> ProcessCpuUse(pid_t pid, const std::string& proc_root) {
   std::vector<OwnCpuUse> out;

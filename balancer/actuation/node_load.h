@@ -18,17 +18,10 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "balancer/actuation/proc_stat.h"
 #include "balancer/topology/topology.h"
 
 namespace numavm {
-
-struct CpuTicks {
-  uint64_t busy = 0;  // user, nice, system, irq, softirq, steal
-  uint64_t idle = 0;  // idle and iowait
-};
-// Each CPU's ticks so far, by CPU number (CPUs /proc/stat does not list -
-// offline ones - read zero). nullopt if a "cpuN" line is malformed.
-std::optional<std::vector<CpuTicks>> ParsePerCpuStat(absl::string_view text);
 
 // One of the VM's own CPU consumers (a thread of its process): what it
 // used so far and where it ran last. `key` names it from one sample to the next.

@@ -12,19 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/string_view.h"
+#include "balancer/actuation/proc_stat.h"
 
 namespace numavm {
-
-// The host's CPU time so far, from /proc/stat's text: all CPUs together,
-// in clock ticks, and how many CPUs the file lists.
-struct HostCpuTimes {
-  uint64_t idle = 0;  // idle and iowait
-  uint64_t busy = 0;  // everything else (user, nice, system, irq, softirq, steal)
-  int cpus = 0;
-};
-// nullopt if the text has no well-formed aggregate "cpu" line.
-std::optional<HostCpuTimes> ParseProcStat(absl::string_view text);
 
 class SpareCpus {
  public:
