@@ -1,13 +1,15 @@
 // How soon memory that a vCPU group shares settles, where each group spans
 // nodes: numa01 (two pairs of vCPUs, each pair writing its own half) on the
-// NUMA lab's four one-CPU nodes, at the lab's measured costs (an arming
-// call 1.4 ms of host time, a hinting fault 125 us, a page move 110 us:
-// docs/numa-lab.md). A pair cannot share a one-CPU node, so at best half
-// of the accesses are local: each half on one of its pair's nodes. Until
-// the pair is known to be a group, each of its regions is sampled from two
-// nodes and changes its mind; a region that has changed its mind waits for
-// runs of agreement, which used to hold the group's memory back long after
-// the group formed. Deterministic (a fixed seed).
+// NUMA lab's four one-CPU nodes, at costs near the lab's (an arming call
+// 1.4 ms of host time - the lab's time per probe page; a call there, which
+// arms 8 pages, measured 8-14 ms since, docs/simulate.md - a hinting fault
+// 125 us, a page move 110 us: docs/numa-lab.md). A pair cannot share a
+// one-CPU node, so at best half of the accesses are local: each half on
+// one of its pair's nodes. Until the pair is known to be a group, each of
+// its regions is sampled from two nodes and changes its mind; a region
+// that has changed its mind waits for runs of agreement, which used to
+// hold the group's memory back long after the group formed. Deterministic
+// (a fixed seed).
 #include <gtest/gtest.h>
 
 #include <string>

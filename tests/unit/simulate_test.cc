@@ -3,57 +3,19 @@
 // the bounds are today's results with margin, not the machine's load.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "balancer/simulate/simulation.h"
-#include "balancer/topology/topology_file.h"
+#include "tests/unit/simulate_helpers.h"
 
 namespace numavm {
 namespace {
 
-Topology LoadShipped(const std::string& name) {
-  absl::StatusOr<Topology> t =
-      LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/" + name + ".toml");
-  EXPECT_TRUE(t.ok()) << t.status();
-  return *t;
-}
-
-// A 64 MiB guest at the default scan (regions at the rate the stall budget
-// allows).
-SimulationOptions Defaults(const std::string& workload, int vcpus, int seconds = 60) {
-  SimulationOptions o;
-  o.workload = *ParseWorkloadSpec(workload);
-  o.vcpus = vcpus;
-  o.memory_bytes = 64ull << 20;
-  o.seconds = absl::Seconds(seconds);
-  o.scan.adaptive = true;
-  return o;
-}
-
-// The fixed-window scanner (--scan-window): the whole 64 MiB every 500 ms.
-SimulationOptions FastScan(const std::string& workload, int vcpus, int seconds = 60) {
-  SimulationOptions o = Defaults(workload, vcpus, seconds);
-  o.scan = {o.memory_bytes, absl::Milliseconds(500), absl::Seconds(8), true};
-  return o;
-}
-
-// Other work on every node, leaving one CPU free: no node holds a VM of two
-// vCPUs or more, so its vCPUs stay spread and their memory must move
-// (policy/vcpu_plan.h). For the tests of what moving memory costs; on an
-// idle host a VM that fits a node gathers where its memory is.
-std::vector<double> BusyHost(const Topology& t) {
-  std::vector<double> busy;
-  for (const NumaNode& n : t.nodes) busy.push_back(n.cpus.empty() ? 0.0 : n.cpus.size() - 1.0);
-  return busy;
-}
-
-SimulationResult RunSim(const SimulationOptions& o, const Topology& t) {
-  absl::StatusOr<SimulationResult> r = Simulate(o, t);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : SimulationResult{};
-}
+using simtest::Defaults;
+using simtest::FastScan;
+using simtest::LoadShipped;
+using simtest::RunSim;
 
 struct Case {
   std::string topology;
@@ -203,128 +165,6 @@ TEST(Simulate, TheSameSeedGivesTheSameRun) {
   o.seed = 2;
   const SimulationResult c = RunSim(o, t);
   EXPECT_NE(c.sampler.samples, a.sampler.samples) << "the seed drives the sampler model";
-}
-
-// Each fault costs its vCPU the round trip, each zap the host its arm
-// cost; together within the stall budget.
-TEST(Simulate, HintFaultsAndZapsAreChargedWithinTheBudget) {
-  const Topology t = LoadShipped("topology-2node");
-  SimulationOptions o = Defaults("numa02", 4, 10);
-  o.costs.hint_fault = absl::Microseconds(100);
-  o.costs.arm_page = absl::Microseconds(3);
-  const SimulationResult r = RunSim(o, t);
-  ASSERT_GT(r.sampler.samples, 0u);
-  EXPECT_NEAR(r.stall_seconds, r.sampler.samples * 100e-6 + r.sampler.pages_armed * 3e-6, 1e-6);
-  EXPECT_NEAR(r.stall_share, r.stall_seconds / (4 * 10.0), 1e-9);
-  // Within the stall budget (1% by default).
-  EXPECT_LE(r.stall_share, 0.01);
-}
-
-// The NUMA lab's figures (docs/numa-lab.md: 2-3 ms of host time to arm a
-// probe under nested TCG, a 157 us fault) against the development
-// machine's: the budget holds either way - a dear probe slows the scan,
-// never the guest past its share.
-TEST(Simulate, AnExpensiveArmSlowsTheScanNotTheGuest) {
-  const Topology t = LoadShipped("topology-2node");
-  SimulationOptions cheap = Defaults("numa02", 4, 60);
-  cheap.memory_bytes = 1ull << 30;
-  cheap.other_busy = BusyHost(t);
-  SimulationOptions dear = cheap;
-  dear.costs.hint_fault = absl::Microseconds(157);
-  dear.costs.arm_page = absl::Milliseconds(3);
-  const SimulationResult a = RunSim(cheap, t);
-  const SimulationResult b = RunSim(dear, t);
-  EXPECT_LE(a.stall_share, 0.01);
-  EXPECT_LE(b.stall_share, 0.01);
-  // The dear scan arms fewer probes and converges later (43 s against 6 s
-  // since two regions share a call; 93 s before).
-  EXPECT_LT(b.sampler.pages_armed, a.sampler.pages_armed);
-  ASSERT_TRUE(a.seconds_to_90pct_of_best.has_value());
-  EXPECT_TRUE(!b.seconds_to_90pct_of_best.has_value() ||
-              *b.seconds_to_90pct_of_best > *a.seconds_to_90pct_of_best);
-  // It arms them in runs of neighbouring pages, one call a run: more pages
-  // than 1% of 4 busy vCPUs for 60 s (2.4 s) buys one 3 ms call at a time.
-  EXPECT_GT(b.sampler.pages_armed * 3e-3, 0.01 * 4 * 60);
-  // Within the budget from its first seconds (the scan stays at its floor
-  // until the host's cost is measured), and within two minutes it converges
-  // with the fewest moves.
-  dear.seconds = absl::Seconds(10);
-  EXPECT_LE(RunSim(dear, t).stall_share, 0.01);
-  dear.seconds = absl::Seconds(120);
-  const SimulationResult c = RunSim(dear, t);
-  EXPECT_LE(c.stall_share, 0.01);
-  ASSERT_TRUE(c.seconds_to_90pct_of_best.has_value());
-  EXPECT_EQ(c.pages_migrated, c.min_page_moves);
-}
-
-// A page move that costs the balancer's thread wall time (the NUMA lab's
-// ~1.4 ms through the alias process, ~8 ms mapped) is bounded as `run`
-// bounds it: a period's moves stop after PageMigrator::kMaxTimePerPeriod
-// (a batch under way ends), and the next period begins when they are done.
-TEST(Simulate, ADearPageMoveHoldsTheLoopAndIsBoundedPerPeriod) {
-  const Topology t = LoadShipped("topology-2node");
-  SimulationOptions free = Defaults("numa02", 4, 60);
-  free.memory_bytes = 1ull << 30;
-  free.other_busy = BusyHost(t);
-  free.migrate_threads = 1;  // one thread's bound (threads: the test below)
-  SimulationOptions dear = free;
-  dear.costs.move_page = absl::Microseconds(1400);
-  const SimulationResult a = RunSim(free, t);
-  const SimulationResult b = RunSim(dear, t);
-  // Free moves take numa02 to the fewest moves in the minute; dear ones
-  // move at most the 512-page batches that start within the bound (717 ms
-  // of moving each), and the periods themselves grow by that.
-  EXPECT_EQ(a.pages_migrated, a.min_page_moves);
-  const double batch_seconds = PageMigrator::kBatchPages * 1400e-6;
-  const uint64_t batches = static_cast<uint64_t>(
-      std::ceil(absl::ToDoubleSeconds(PageMigrator::kMaxTimePerPeriod) / batch_seconds));
-  EXPECT_LE(b.pages_migrated, b.periods * batches * PageMigrator::kBatchPages);
-  EXPECT_GT(b.pages_migrated, 0u);
-  EXPECT_LT(b.periods, a.periods);
-  EXPECT_LT(b.final_locality, a.final_locality);
-  // Dearer still (8 ms: 4 s a batch): fewer.
-  SimulationOptions dearer = free;
-  dearer.costs.move_page = absl::Milliseconds(8);
-  EXPECT_LT(RunSim(dearer, t).pages_migrated, b.pages_migrated);
-}
-
-// Where one thread is short of time for a period's moves, up to
-// --migrate-threads threads share them (PageMigrator::WorkersFor): at the
-// lab's costs (1.4 ms a page, 157 us faults, 3 ms arming calls) four move
-// at least three times what one moves (or all of it), never more than the
-// batches four can start within each period's bound, and the guest ends
-// more local.
-TEST(Simulate, ThreadsShareADearPeriodsMovesAndMoveMore) {
-  const Topology t = LoadShipped("topology-2node");
-  SimulationOptions one = Defaults("numa02", 4, 120);
-  one.memory_bytes = 1ull << 30;
-  one.other_busy = BusyHost(t);
-  one.costs.hint_fault = absl::Microseconds(157);
-  one.costs.arm_page = absl::Milliseconds(3);
-  one.costs.move_page = absl::Microseconds(1400);
-  one.migrate_threads = 1;
-  SimulationOptions four = one;
-  four.migrate_threads = 4;
-  const SimulationResult a = RunSim(one, t);
-  const SimulationResult b = RunSim(four, t);
-  const double batch_seconds = PageMigrator::kBatchPages * 1400e-6;
-  const uint64_t batches = static_cast<uint64_t>(
-      std::ceil(absl::ToDoubleSeconds(PageMigrator::kMaxTimePerPeriod) / batch_seconds));
-  EXPECT_LE(b.pages_migrated, b.periods * batches * 4 * PageMigrator::kBatchPages);
-  // (or all there is to move, which four threads reach in the two minutes)
-  EXPECT_GE(b.pages_migrated, std::min(3 * a.pages_migrated, b.min_page_moves));
-  EXPECT_LE(b.pages_migrated, b.min_page_moves);  // none moved twice
-  EXPECT_EQ(b.remigrations, 0u);
-  EXPECT_GT(b.final_locality, a.final_locality + 0.2);
-  // Where moves are cheap, one thread does it all and nothing changes.
-  SimulationOptions cheap_one = Defaults("numa02", 4, 60);
-  cheap_one.migrate_threads = 1;
-  SimulationOptions cheap_four = cheap_one;
-  cheap_four.migrate_threads = 4;
-  const SimulationResult c = RunSim(cheap_one, t);
-  const SimulationResult d = RunSim(cheap_four, t);
-  EXPECT_EQ(c.pages_migrated, d.pages_migrated);
-  EXPECT_EQ(c.final_locality, d.final_locality);
 }
 
 TEST(Simulate, DirtyLogSamplesHaveNoVcpuSoNothingMoves) {
