@@ -101,6 +101,7 @@ struct BalancerCounters {
   uint64_t window_local = 0;
   absl::Duration cpu_time;       // the balancer's own (stats, policy, actuation)
   absl::Duration move_cpu_time;  // of it, in page migrations (move_pages)
+  absl::Duration view_cpu_time;  // of it, in the view's queries and pinning
   uint64_t state_bytes = 0;      // memory of its per-page and per-vCPU state
   int groups = 0;                // vCPU groups now (vCPUs sharing memory)
   std::vector<int> vcpu_nodes;   // node index each vCPU last ran on (-1: never seen)

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "balancer/policy/vcpu_plan.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 
@@ -94,13 +95,19 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
     for (int v = 0; v < vcpus; ++v) faults[v] = faults_.of(v);
     // Other work matters only where there is a choice of nodes (reading it
     // costs /proc/stat and two files a thread).
+    const absl::Duration other_start = ThreadCpuTime();
+    std::vector<double> other =
+        topology_.CpuNodeIds().size() > 1 ? view_.OtherBusyCpus() : std::vector<double>{};
+    delta.view_cpu_time += ThreadCpuTime() - other_start;
     const VcpuPlan plan = PlanVcpus(
-        {&topology_, &faults, group_, home_, running, config_.guest_bytes,
-         topology_.CpuNodeIds().size() > 1 ? view_.OtherBusyCpus() : std::vector<double>{}});
+        {&topology_, &faults, group_, home_, running, config_.guest_bytes, std::move(other)});
     delta.decisions += plan.decisions;
     for (const VcpuMove& m : plan.moves) {
       if (mode_ != BalanceMode::kOn) continue;
-      if (!view_.PinVcpu(m.vcpu, m.node).ok()) {
+      const absl::Duration pin_start = ThreadCpuTime();
+      const bool pinned = view_.PinVcpu(m.vcpu, m.node).ok();
+      delta.view_cpu_time += ThreadCpuTime() - pin_start;
+      if (!pinned) {
         ++delta.decisions[Decision::kVcpuPinFailed];
         continue;
       }

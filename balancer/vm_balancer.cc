@@ -32,6 +32,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.regions_moved += delta.regions_moved;
   counters_.cpu_time += delta.cpu_time;
   counters_.move_cpu_time += delta.move_cpu_time;
+  counters_.view_cpu_time += delta.view_cpu_time;
   counters_.groups = delta.groups;
   ++counters_.periods;
   // The window: the last kLocalityWindow periods, and none older than
@@ -66,9 +67,11 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
   if (!status.ok()) return status;
-  return PeriodOutcome{
+  PeriodOutcome outcome{
       delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
       wanted,           changing,    delta.move_cpu_time,  std::exchange(revisit_, {})};
+  outcome.view_cpu_time = delta.view_cpu_time;
+  return outcome;
 }
 
 std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
@@ -159,13 +162,17 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   std::vector<uint64_t> gfns;
   gfns.reserve(batch.size());
   for (const AccessSample& s : batch) gfns.push_back(s.gfn);
+  const absl::Duration query_start = ThreadCpuTime();
   absl::StatusOr<std::vector<int>> page_nodes = view_.PageNodes(gfns);
+  delta.view_cpu_time += ThreadCpuTime() - query_start;
   if (!page_nodes.ok()) return page_nodes.status();
   RollRemigrationEpoch(now);
   const std::vector<int> previous_vcpu = RecordSharing(batch, *page_nodes);
   // Locality is judged where vCPUs ran; the policy decides for where they
   // will run after this period's vCPU placement.
+  const absl::Duration running_start = ThreadCpuTime();
   const std::vector<int> running = view_.VcpuNodes();
+  delta.view_cpu_time += ThreadCpuTime() - running_start;
   delta.vcpu_nodes = running;
   if (!first_batch_) first_batch_ = now;
   const bool warming_up = now - *first_batch_ < config_.warmup;

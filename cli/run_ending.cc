@@ -32,6 +32,7 @@ void EndSampling(SamplingLoop& sampling, const AccessSampler& sampler, const Run
   s.host_collect = split.collect;
   s.host_decide = split.decide;
   s.host_migrate = split.migrate;
+  s.host_decide_view = split.view;
   s.stall_share = sampling.stall_share();
   s.stall_budget = options.sampling.rate.stall_budget;
   // As the scan armed them (one huge page a region on 2 MiB backing),

@@ -37,6 +37,7 @@ struct SamplingSummary {
   absl::Duration host_cost_per_call;   // ... per arming call
   // The sampling thread's CPU by what it did (SamplingLoop::HostSplit).
   absl::Duration host_arm, host_collect, host_decide, host_migrate;
+  absl::Duration host_decide_view;  // of decide, in the placement view's calls
   double stall_share = 0;
   double stall_budget = 0;
   int probes_per_region = 0;

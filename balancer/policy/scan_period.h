@@ -36,6 +36,10 @@ struct PeriodOutcome {
   // from where their samples want them: the scan visits them again next
   // period (ScanControl), so that a move needs one sweep, not two.
   std::vector<uint64_t> revisit;
+  // The thread's CPU in the placement view's calls this period: which node
+  // each sampled page is on, where the vCPUs ran, other work per node,
+  // pinning (the kernel's side of deciding; the rest is the policy).
+  absl::Duration view_cpu_time;
 };
 
 class ScanPeriodController {

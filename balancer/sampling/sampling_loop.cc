@@ -88,6 +88,8 @@ void SamplingLoop::CollectOnce() {
     split_.collect += decide_start - collect_start;
     const absl::Duration decide = decide_end - decide_start;
     split_.decide += std::max(absl::ZeroDuration(), decide - outcome.move_cpu_time);
+    split_.view += std::min(outcome.view_cpu_time,
+                            std::max(absl::ZeroDuration(), decide - outcome.move_cpu_time));
     split_.migrate += std::min(decide, outcome.move_cpu_time);
     busy_ += busy;
     if (idle) ++idle_periods_;

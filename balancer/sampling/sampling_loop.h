@@ -70,9 +70,11 @@ class SamplingLoop final {
   uint64_t revisits() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
-  // (which the stall budget does not charge).
+  // (which the stall budget does not charge). `view` is the part of
+  // `decide` spent in the placement view's calls (page-node queries,
+  // where vCPUs ran, other work, pinning); the rest is the policy.
   struct HostSplit {
-    absl::Duration arm, collect, decide, migrate;
+    absl::Duration arm, collect, decide, migrate, view;
   };
   HostSplit host_split() const;
 

@@ -235,6 +235,10 @@ std::string LabTable(const std::vector<LabRun>& all) {
           notes += absl::StrFormat("(sampler CPU: arm %.1f s, collect %.1f s, decide %.1f s",
                                    split.value("arm", 0.0), split.value("collect", 0.0),
                                    split.value("decide", 0.0));
+          // Of deciding, the placement view's calls (reports since 2026-12-06).
+          if (split.contains("decide_view")) {
+            notes += absl::StrFormat(" (view calls %.1f s)", split.value("decide_view", 0.0));
+          }
           const uint64_t run = sm.value("probe_run_pages", uint64_t{1});
           notes += run > 1 ? absl::StrFormat("; probes in runs of %u) ", run) : ") ";
         }

@@ -308,9 +308,12 @@ TEST(LabResultsTest, ANumavmRowShowsWhatItsScanCost) {
                         {"host_seconds_per_probe", 0.0018},
                         {"host_seconds_per_call", 0.0144},
                         {"fault_cost_seconds", 0.00009},
-                        {"rate_bytes_per_second", 12.5 * (1 << 20)}};
+                        {"rate_bytes_per_second", 12.5 * (1 << 20)},
+                        {"host_cpu_seconds",
+                         {{"arm", 3.4}, {"collect", 0.0}, {"decide", 1.3}, {"decide_view", 0.9}}}};
   nlohmann::json older = report;
   older["sampling"].erase("host_seconds_per_call");
+  older["sampling"]["host_cpu_seconds"].erase("decide_view");
   const std::string log =
       "LAB: up, kernel 6.12, 4 CPUs, nodes: 4\n"
       "LAB-BEGIN numa01 numavm numa01:numavm\n"
@@ -327,6 +330,11 @@ TEST(LabResultsTest, ANumavmRowShowsWhatItsScanCost) {
       << table;
   EXPECT_NE(table.find("(budget 1%, 1800 us/probe host, 90 us/fault, scan 12.5 MiB/s)"),
             std::string::npos)
+      << table;
+  EXPECT_NE(table.find("(sampler CPU: arm 3.4 s, collect 0.0 s, decide 1.3 s (view calls 0.9 s))"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("(sampler CPU: arm 3.4 s, collect 0.0 s, decide 1.3 s)"), std::string::npos)
       << table;
 }
 

@@ -42,28 +42,58 @@ class CostlyArmSampler final : public AccessSampler {
   std::atomic<int> arms{0};
 };
 
-TEST(SamplingLoopTest, ReportsWhereItsCpuWentArmingCollectingAndDeciding) {
-  CostlyArmSampler sampler;
-  constexpr absl::Duration kDecideCost = absl::Milliseconds(5);
+// Runs a loop over `sampler` whose decisions each burn `decide` of CPU and
+// return `outcome(n)` for the n-th (from 1), until four were made.
+template <typename Outcome>
+SamplingLoop::HostSplit RunFourDecisions(CostlyArmSampler& sampler, absl::Duration decide,
+                                         Outcome outcome, int& decisions_made) {
   std::atomic<int> decisions{0};
   ScanConfig config;
   config.period = absl::Milliseconds(50);
   SamplingLoop loop(sampler, config, [&](const AccessBatch&) {
-    Spin(kDecideCost);
-    ++decisions;
-    return PeriodOutcome{};
+    Spin(decide);
+    return outcome(++decisions);
   });
-  ASSERT_TRUE(loop.Start().ok());
+  EXPECT_TRUE(loop.Start().ok());
   while (decisions < 4) absl::SleepFor(absl::Milliseconds(10));
   loop.Stop();
-  const SamplingLoop::HostSplit split = loop.host_split();
+  decisions_made = decisions.load();
+  return loop.host_split();
+}
+
+TEST(SamplingLoopTest, ReportsWhereItsCpuWentArmingCollectingAndDeciding) {
+  CostlyArmSampler sampler;
+  constexpr absl::Duration kDecideCost = absl::Milliseconds(5);
+  int decisions = 0;
+  const SamplingLoop::HostSplit split = RunFourDecisions(
+      sampler, kDecideCost, [](int) { return PeriodOutcome{}; }, decisions);
   // Every arm and every decision is counted, under its own name.
   EXPECT_GE(split.arm, CostlyArmSampler::kArmCost * sampler.arms.load());
-  EXPECT_GE(split.decide, kDecideCost * decisions.load());
+  EXPECT_GE(split.decide, kDecideCost * decisions);
   // Collecting one sample is nearly free; it is not charged with the rest.
   EXPECT_LT(split.collect, CostlyArmSampler::kArmCost);
   EXPECT_EQ(split.migrate, absl::ZeroDuration());
+  EXPECT_EQ(split.view, absl::ZeroDuration()) << "the consumer named no view calls";
   EXPECT_GE(sampler.arms.load(), 4);
+}
+
+// The part of deciding that the balancer says went to its placement view's
+// calls is reported apart, within deciding, never more than it.
+TEST(SamplingLoopTest, TheViewsShareOfDecidingIsReportedApart) {
+  CostlyArmSampler sampler;
+  constexpr absl::Duration kDecideCost = absl::Milliseconds(6);
+  int decisions = 0;
+  const SamplingLoop::HostSplit split = RunFourDecisions(
+      sampler, kDecideCost,
+      [&](int n) {
+        PeriodOutcome o;
+        // The first claims more than it spent: clipped to its deciding.
+        o.view_cpu_time = n == 1 ? absl::Seconds(1) : kDecideCost / 2;
+        return o;
+      },
+      decisions);
+  EXPECT_GE(split.view, kDecideCost / 2 * (decisions - 1));
+  EXPECT_LE(split.view, split.decide);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "base/thread_cpu.h"
+
 namespace numavm {
 namespace {
 
@@ -15,9 +17,13 @@ class ModelView : public PlacementView {
   std::vector<int> vcpu_node;
   uint64_t moves = 0;
   bool fail = false;
+  // CPU each query of the pages' nodes burns (a kernel's move_pages).
+  absl::Duration query_cost;
 
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override {
     if (fail) return absl::InternalError("the VM is gone");
+    for (const absl::Duration until = ThreadCpuTime() + query_cost; ThreadCpuTime() < until;) {
+    }
     std::vector<int> out;
     for (uint64_t g : gfns) out.push_back(page_node.count(g) ? page_node[g] : -1);
     return out;
@@ -181,6 +187,26 @@ TEST_F(VmBalancerTest, StateStaysWithinFourBytesPerPage) {
   EXPECT_GE(bytes, 4u << 20);
   // Regions add 4 bytes per 2 MiB.
   EXPECT_LE(bytes, (4u << 20) + (4u << 20) / 512 + 4096) << "per-vCPU state is small";
+}
+
+// What the view's calls cost (the kernel's side of deciding) is reported
+// apart from the policy's CPU, so that a report can tell which of the two a
+// slow "decide" is.
+TEST_F(VmBalancerTest, TheViewsCallsAreCountedApartFromThePolicy) {
+  view_.query_cost = absl::Milliseconds(20);
+  VmBalancer balancer(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
+  absl::StatusOr<PeriodOutcome> o = balancer.OnBatch(Numa02Batch(), absl::ZeroDuration());
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_GE(o->view_cpu_time, absl::Milliseconds(20));
+  const BalancerCounters c = balancer.counters();
+  EXPECT_EQ(c.view_cpu_time, o->view_cpu_time);
+  EXPECT_LE(c.view_cpu_time, c.cpu_time);
+  // Without the query's cost the view's share is not 20 ms.
+  view_.query_cost = absl::ZeroDuration();
+  VmBalancer cheap(BalanceMode::kOn, topology_, 2, 1024, view_, Now());
+  absl::StatusOr<PeriodOutcome> p = cheap.OnBatch(Numa02Batch(), absl::ZeroDuration());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_LT(p->view_cpu_time, absl::Milliseconds(20));
 }
 
 TEST_F(VmBalancerTest, AViewErrorIsReturnedNotThrown) {
