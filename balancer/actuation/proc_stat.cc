@@ -42,7 +42,8 @@ std::optional<HostCpuTimes> ParseProcStat(absl::string_view text) {
     }
     std::optional<CpuTicks> all = ParseCpuTicks(line);
     if (!all) return std::nullopt;
-    t = HostCpuTimes{all->idle, all->busy, 0};
+    t.emplace();
+    static_cast<CpuTicks&>(*t) = *all;
   }
   if (t) t->cpus = cpus;
   return t;

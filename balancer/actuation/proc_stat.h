@@ -22,9 +22,7 @@ struct CpuTicks {
 std::optional<CpuTicks> ParseCpuTicks(absl::string_view line);
 
 // All CPUs together, and how many CPUs the file lists.
-struct HostCpuTimes {
-  uint64_t idle = 0;
-  uint64_t busy = 0;
+struct HostCpuTimes : CpuTicks {
   int cpus = 0;
 };
 // nullopt if the text has no well-formed aggregate "cpu" line.
