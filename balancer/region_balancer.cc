@@ -39,6 +39,13 @@ void RegionBalancer::AddSample(uint64_t gfn, int target, uint64_t acceptable, in
   if (!private_page) q.unanimous = false;
 }
 
+void RegionBalancer::Witness(uint64_t neighbour, RegionVisit& visit) {
+  const RegionState& n = regions_.at(neighbour);
+  if (n.settled() && n.node == visit.target && !(n.flags & RegionState::kSplit)) {
+    visit.witness_chain = std::min(visit.witness_chain, static_cast<int>(n.chain));
+  }
+}
+
 RegionState* RegionBalancer::StateOf(const RegionMoves::Unit& unit) {
   if (unit.sub < 0) return &regions_.at(unit.region);
   auto it = split_.find(unit.region);
@@ -84,8 +91,19 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
   Outcome out;
   decided_.clear();
   out.visits = visits_.size();
-  for (const auto& [region, v] : visits_) {
+  // In address order, so that a region settled by this period's visit is a
+  // witness for the next one (RegionVisit::witness_chain).
+  std::vector<uint64_t> order;
+  order.reserve(visits_.size());
+  for (const auto& entry : visits_) order.push_back(entry.first);
+  std::sort(order.begin(), order.end());
+  for (uint64_t region : order) {
+    Visit& v = visits_[region];
     RegionState& state = regions_.at(region);
+    if (v.whole.unanimous) {
+      if (region > 0) Witness(region - 1, v.whole);
+      if (region + 1 < regions_.size()) Witness(region + 1, v.whole);
+    }
     // A region on its way to a decision (agreeing samples, not settled yet)
     // keeps the scan going as much as one that disagrees with its decision.
     if (v.whole.unanimous && !state.settled()) ++out.changing;
@@ -125,7 +143,6 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     Act(whole, state, {region, -1}, v, act, warming_up, decisions, advice, out);
   }
   visits_.clear();
-  std::sort(out.revisit.begin(), out.revisit.end());  // the map's order is not the same every run
   return out;
 }
 

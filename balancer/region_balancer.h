@@ -1,15 +1,16 @@
 // The region side of the balancer (VmBalancer): each period the samples of
 // each 2 MiB region make its visit (policy/region_policy.h); a region that
-// settles moves as one batch (RegionMoves). A region whose visits keep
-// disagreeing within themselves is split into quarters, each decided by its
-// own samples and moved on its own (DAMON's adaptive regions, in two
-// levels); it merges back when its visits agree as a whole again. Samples
-// of a region (or quarter) that decided are the region's; the others go to
-// the per-page policy. A region settled by one vCPU's samples alone
-// remembers that vCPU, and follows it when the vCPU is given a home on
-// another node (Follow): memory that belongs to one vCPU need not wait for
-// the scan to come round twice to learn that its owner moved. Only the
-// sampling thread uses it.
+// settles moves as one batch (RegionMoves); regions are decided in address
+// order, so that one settled this period witnesses its neighbour's first
+// visit. A region whose visits keep disagreeing within themselves is split
+// into quarters, each decided by its own samples and moved on its own
+// (DAMON's adaptive regions, in two levels); it merges back when its
+// visits agree as a whole again. Samples of a region (or quarter) that
+// decided are the region's; the others go to the per-page policy. A region
+// settled by one vCPU's samples alone remembers that vCPU, and follows it
+// when the vCPU is given a home on another node (Follow): memory that
+// belongs to one vCPU need not wait for the scan to come round twice to
+// learn that its owner moved. Only the sampling thread uses it.
 #ifndef NUMAVM_BALANCER_REGION_BALANCER_H_
 #define NUMAVM_BALANCER_REGION_BALANCER_H_
 
@@ -105,6 +106,9 @@ class RegionBalancer {
            const Visit& v, bool act, bool warming_up, DecisionCounts& decisions,
            const Advice& advice, Outcome& out);
   RegionState* StateOf(const RegionMoves::Unit& unit);
+  // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is
+  // settled on the visit's target as a whole, its chain.
+  void Witness(uint64_t neighbour, RegionVisit& visit);
 
   RegionTable regions_;
   std::vector<uint8_t> owner_;  // per region: the vCPU that alone settled it

@@ -24,10 +24,18 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
   const int strength = v.samples >= 2 ? 2 : 1;  // two pages agreeing weigh more than one
   if (r.node == RegionState::kNoNode) {
     r.node = t;
-    r.votes = 1;  // a first visit never settles a region
-    return {RegionReason::kUnsettled};
-  }
-  if (t == r.node) {
+    // A first visit alone never settles a region; one a settled neighbour
+    // witnesses does.
+    if (v.witness_chain < kMaxWitnessChain) {
+      r.votes = 2;
+      r.flags |= RegionState::kWitnessed;
+      r.chain = static_cast<uint8_t>(v.witness_chain + 1);
+    } else {
+      r.votes = 1;
+    }
+  } else if (t == r.node) {
+    r.flags &= static_cast<uint8_t>(~RegionState::kWitnessed);
+    r.chain = 0;
     const int votes = std::min(3, r.votes + strength);
     // A full run of agreement ages an earlier change of mind.
     if (votes == 3 && r.flips > 0) --r.flips;
@@ -46,6 +54,8 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
       return {was_settled ? RegionReason::kDissent : RegionReason::kUnsettled};
     }
     // Its samples now point elsewhere: a change of mind.
+    r.flags &= static_cast<uint8_t>(~RegionState::kWitnessed);
+    r.chain = 0;
     r.node = t;
     r.votes = 1;
     if (r.flips < 3) ++r.flips;

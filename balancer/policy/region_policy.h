@@ -20,6 +20,20 @@
 // without a change of mind. Votes are counted
 // per visit, not per sample, so that scanning a region densely does not
 // make it decide faster than time passes.
+//
+// Memory is handed out in runs (a vCPU's heap, a group's buffer), so a
+// region's neighbour is a witness: a region whose first visit agrees with
+// a neighbour settled on the same node with no change of mind settles at
+// once, without the scan's second visit (DAMON's regions merge where they
+// agree: the same lesson). A neighbour settled that way is a witness too,
+// for up to kMaxWitnessChain regions from one that settled by its own
+// visits, so a run of regions with one owner waits for a second visit at
+// one region in every kMaxWitnessChain + 1. The chain is bounded because a
+// first visit can agree by chance - shared memory streamed by one vCPU at
+// a time looks private to one visit - and a chain that ran on unchecked
+// would carry one chance through a whole buffer. Where owners change, the
+// next owner's first region meets a neighbour that disagrees and waits for
+// its own second visit.
 #ifndef NUMAVM_BALANCER_POLICY_REGION_POLICY_H_
 #define NUMAVM_BALANCER_POLICY_REGION_POLICY_H_
 
@@ -46,7 +60,14 @@ struct RegionVisit {
   int samples = 0;
   bool unanimous = true;  // every sample had the same target
   bool in_place = true;   // every sampled page is on a node serving the target
+  // The shortest RegionState::chain of a neighbouring region settled on
+  // `target` as a whole (set by the caller; kNoWitness: none).
+  int witness_chain = kNoWitness;
+  static constexpr int kNoWitness = 0xff;
 };
+
+// The longest chain of regions settled on a neighbour's word.
+inline constexpr int kMaxWitnessChain = 31;
 
 RegionVerdict OnRegionVisit(RegionState& region, const RegionVisit& visit);
 

@@ -1,5 +1,6 @@
 // The region side of the balancer (region_balancer.h) on a placement model:
-// regions settle on their second agreeing visit and move whole; a region
+// regions settle on their second agreeing visit (or their first, beside a
+// neighbour settled on the same node) and move whole; a region
 // that one vCPU alone settled follows that vCPU to a new home at once, and
 // a region of several vCPUs, or of a group, does not.
 #include "balancer/region_balancer.h"
@@ -107,6 +108,71 @@ TEST_F(RegionBalancerTest, AFirstVisitThatWantsAMoveAsksForASecondOne) {
   EXPECT_EQ(second.wanted, 1u);
   Drain();
   EXPECT_EQ(PagesOn(1, 1), kRegionPages);
+}
+
+// Memory of one owner comes in runs: once a region settled on its second
+// visit, a neighbour whose first visit agrees settles and moves at once (no
+// second visit asked), and so does the next one, witnessed by the region
+// settled a moment before in the same period. A neighbour whose first visit
+// wants another node waits for its own second visit.
+TEST_F(RegionBalancerTest, ANeighbourSettledOnTheSameNodeWitnessesAFirstVisit) {
+  auto wants_node_1 = [&](uint64_t region, int salt) {
+    for (int i = 0; i < 4; ++i) {  // vCPU 1, on node 1, wants it there
+      balancer_.AddSample(region * kRegionPages + 100 * i + salt, 1, 2, 0, true, 1);
+    }
+  };
+  wants_node_1(0, 7);
+  EXPECT_EQ(Decide().revisit, std::vector<uint64_t>{0});  // a first visit alone
+  wants_node_1(0, 9);
+  EXPECT_EQ(Decide().wanted, 1u);
+  // Regions 1 and 2 in one period, 2 before 1 in the samples' order.
+  wants_node_1(2, 7);
+  wants_node_1(1, 7);
+  Visit(3, {0});  // vCPU 0 wants node 0, beside region 2 settled on node 1
+  RegionBalancer::Outcome next = Decide();
+  EXPECT_EQ(next.wanted, 2u);
+  EXPECT_TRUE(next.revisit.empty());
+  EXPECT_FALSE(balancer_.Decided(3 * kRegionPages + 7));
+  Drain();
+  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(1, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(2, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(3, 0), kRegionPages);
+  EXPECT_EQ(decisions_[Decision::kRegionMove], 3u);
+}
+
+// The chain of regions settled on a neighbour's word is bounded: a chance
+// agreement must not carry through a whole buffer. Past kMaxWitnessChain
+// regions from the one that settled by its own visits, a first visit waits
+// for its second, and a region that then settles by its own visits is a
+// full witness again.
+TEST(RegionWitnessTest, AChainOfWitnessesEndsAfterKMaxWitnessChainRegions) {
+  constexpr uint64_t kRegions = kMaxWitnessChain + 5;
+  RegionBalancer balancer(kRegions * kRegionPages, 1);
+  DecisionCounts decisions;
+  auto wants_node_1 = [&](uint64_t region, int salt) {
+    for (int i = 0; i < 4; ++i) {
+      balancer.AddSample(region * kRegionPages + 100 * i + salt, 1, 2, 0, true, 1);
+    }
+  };
+  auto decide = [&] { return balancer.Decide(true, false, decisions, nullptr); };
+  wants_node_1(0, 7);
+  decide();
+  wants_node_1(0, 9);
+  EXPECT_EQ(decide().wanted, 1u);
+  const uint64_t first_unwitnessed = kMaxWitnessChain + 1;
+  for (uint64_t r = 1; r <= first_unwitnessed; ++r) wants_node_1(r, 7);
+  RegionBalancer::Outcome once = decide();
+  EXPECT_EQ(once.wanted, static_cast<uint64_t>(kMaxWitnessChain));
+  EXPECT_EQ(once.revisit, std::vector<uint64_t>{first_unwitnessed});
+  // Its own second visit settles it, and it witnesses its neighbour's
+  // first visit as the first region did.
+  wants_node_1(first_unwitnessed, 9);
+  EXPECT_EQ(decide().wanted, 1u);
+  wants_node_1(first_unwitnessed + 1, 7);
+  RegionBalancer::Outcome next = decide();
+  EXPECT_EQ(next.wanted, 1u);
+  EXPECT_TRUE(next.revisit.empty());
 }
 
 TEST_F(RegionBalancerTest, AdviseFollowsWithoutMoving) {
