@@ -27,6 +27,7 @@ void EndSampling(SamplingLoop& sampling, const AccessSampler& sampler, const Run
   s.fault_cost = sampler.FaultCost();
   s.host_cost_per_probe = sampling.host_cost_per_probe();
   s.host_cost_per_call = sampling.host_cost_per_call();
+  s.arm_calls = sampling.arm_calls();
   const SamplingLoop::HostSplit split = sampling.host_split();
   s.host_arm = split.arm;
   s.host_collect = split.collect;

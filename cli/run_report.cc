@@ -110,6 +110,8 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"host_seconds_per_call", Seconds(sm.host_cost_per_call)},
+                   {"arm_calls", sm.arm_calls},
+                   {"host_seconds_per_call_mean", Seconds(sm.host_cost_per_call_mean())},
                    {"host_cpu_seconds",
                     {{"arm", Seconds(sm.host_arm)},
                      {"collect", Seconds(sm.host_collect)},
@@ -244,11 +246,13 @@ std::string SummaryToTable(const RunSummary& s) {
     absl::StrAppend(
         &out, absl::StrFormat(
                   "\n           fault round trip %.1f us, host time %.1f us per probe, %.1f us "
-                  "per arming call; sampling costs %.3f%% of the vCPUs' busy time (budget %.1f%%)",
+                  "per arming call lately (%.1f us over the run's %u calls); sampling costs "
+                  "%.3f%% of the vCPUs' busy time (budget %.1f%%)",
                   absl::ToDoubleMicroseconds(sm.fault_cost),
                   absl::ToDoubleMicroseconds(sm.host_cost_per_probe),
-                  absl::ToDoubleMicroseconds(sm.host_cost_per_call), 100 * sm.stall_share,
-                  100 * sm.stall_budget));
+                  absl::ToDoubleMicroseconds(sm.host_cost_per_call),
+                  absl::ToDoubleMicroseconds(sm.host_cost_per_call_mean()), sm.arm_calls,
+                  100 * sm.stall_share, 100 * sm.stall_budget));
     absl::StrAppend(
         &out,
         absl::StrFormat("\n           sampling thread CPU: arming %.3f s, collecting "

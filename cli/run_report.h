@@ -34,7 +34,14 @@ struct SamplingSummary {
   double ceiling_bytes_per_second = 0;
   absl::Duration fault_cost;
   absl::Duration host_cost_per_probe;  // the sampling thread's time per probe
-  absl::Duration host_cost_per_call;   // ... per arming call
+  absl::Duration host_cost_per_call;   // ... per arming call (smoothed)
+  uint64_t arm_calls = 0;              // over the run
+  // The run's mean host time per arming call, as the stall budget charges
+  // it (arming, collecting, deciding); zero before the first call.
+  absl::Duration host_cost_per_call_mean() const {
+    return arm_calls > 0 ? (host_arm + host_collect + host_decide) / static_cast<double>(arm_calls)
+                         : absl::ZeroDuration();
+  }
   // The sampling thread's CPU by what it did (SamplingLoop::HostSplit).
   absl::Duration host_arm, host_collect, host_decide, host_migrate;
   absl::Duration host_decide_view;  // of decide, in the placement view's calls

@@ -248,8 +248,9 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "the host's time for one arming call - a probe, or a run of neighbouring "
                     "probe pages (one TLB shootdown) - charged to the scan's budget (default 2us, "
                     "as measured on the development machine; the NUMA lab: 1.6-35ms, its "
-                    "table's 'us/call', or 'us/probe host' times the pages one call arms: two "
-                    "regions' runs where they meet)");
+                    "table's 'us/call' - a report's sampling.host_seconds_per_call_mean - or "
+                    "'us/probe host' times the pages one call arms: two regions' runs where they "
+                    "meet)");
   AddDurationOption(sim, "--move-cost", &flags.move_cost,
                     "the balancer's wall time to migrate one page, within the 1s a period's "
                     "moves may take in 'numavm run' (default 0: free; the NUMA lab: ~1.4ms through "

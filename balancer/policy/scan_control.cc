@@ -217,6 +217,7 @@ ScanPlan ScanControl::NextArm() {
   for (const GfnRange& p : plan.probes)
     probes_armed_ += (p.count + align_pages_ - 1) / align_pages_;
   arm_calls_ = plan.probes.size();
+  arm_calls_total_ += arm_calls_;
   regions_armed_ = plan.regions.size();
   regions_armed_total_ += regions_armed_;
   return plan;

@@ -99,6 +99,9 @@ class ScanControl {
   // `numavm simulate --arm-cost` takes).
   absl::Duration host_cost_per_call() const;
   uint64_t regions_armed() const { return regions_armed_total_; }
+  // Arming calls planned so far (ranges of neighbouring probes, one call
+  // each): with the host's time for the scan, its mean cost a call.
+  uint64_t arm_calls() const { return arm_calls_total_; }
   // Regions mode: the pages of each probe run in the last plan (1: single
   // pages spread over the region).
   uint64_t run_pages() const { return run_pages_; }
@@ -141,6 +144,7 @@ class ScanControl {
   uint64_t sweeps_ = 0;
   double carry_ = 0;  // fractional regions owed to the next period
   uint64_t regions_armed_ = 0, regions_armed_total_ = 0, probes_armed_ = 0, arm_calls_ = 0;
+  uint64_t arm_calls_total_ = 0;
   uint64_t regions_total_ = 0;  // one sweep
   uint64_t run_pages_ = 1;
   int probes_last_ = 0;

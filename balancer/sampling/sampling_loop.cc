@@ -28,6 +28,7 @@ absl::Status SamplingLoop::Start() {
   {
     absl::MutexLock lock(&mu_);
     split_.arm += ThreadCpuTime() - arm_start;
+    arm_calls_ = scan_->arm_calls();
   }
   if (absl::Status s = armed; !s.ok()) {
     sampler_.Stop();
@@ -100,6 +101,7 @@ void SamplingLoop::CollectOnce() {
     s = sampler_.Arm(scan_->NextArm());
     absl::MutexLock lock(&mu_);
     split_.arm += ThreadCpuTime() - arm_start;
+    arm_calls_ = scan_->arm_calls();
   }
   if (!s.ok()) {
     sampler_.Stop();
@@ -164,6 +166,11 @@ absl::Duration SamplingLoop::host_cost_per_probe() const {
 absl::Duration SamplingLoop::host_cost_per_call() const {
   absl::MutexLock lock(&mu_);
   return host_per_call_;
+}
+
+uint64_t SamplingLoop::arm_calls() const {
+  absl::MutexLock lock(&mu_);
+  return arm_calls_;
 }
 
 uint64_t SamplingLoop::probe_run_pages() const {

@@ -58,8 +58,11 @@ class SamplingLoop final {
   double stall_share() const;
   // This thread's time per armed probe, as the stall budget charges it.
   absl::Duration host_cost_per_probe() const;
-  // ... and per arming call (a range of neighbouring probes).
+  // ... and per arming call (a range of neighbouring probes): smoothed,
+  // the last periods' figure.
   absl::Duration host_cost_per_call() const;
+  // Arming calls so far (ScanControl::arm_calls).
+  uint64_t arm_calls() const;
   // The pages of each probe run the scan arms (1: single pages).
   uint64_t probe_run_pages() const;
   // The probe pages of each region the scan arms (1 on 2 MiB backing
@@ -105,6 +108,7 @@ class SamplingLoop final {
   uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
   int probes_per_region_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t arm_calls_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);
 };

@@ -219,10 +219,14 @@ std::string LabTable(const std::vector<LabRun>& all) {
           sm.value("sampler", std::string("off")) != "off") {
         // What the scan could afford here: its budget and what a probe cost.
         // The time per arming call (reports since 2026-12-06) is what
-        // `numavm simulate --arm-cost` takes.
+        // `numavm simulate --arm-cost` takes: the run's mean where the
+        // report has it, else the last periods' smoothed figure.
+        const char* per_call_key = sm.contains("host_seconds_per_call_mean")
+                                       ? "host_seconds_per_call_mean"
+                                       : "host_seconds_per_call";
         const std::string per_call =
-            sm.contains("host_seconds_per_call")
-                ? absl::StrFormat(", %.0f us/call", 1e6 * sm.value("host_seconds_per_call", 0.0))
+            sm.contains(per_call_key)
+                ? absl::StrFormat(", %.0f us/call", 1e6 * sm.value(per_call_key, 0.0))
                 : std::string();
         notes += absl::StrFormat(
             "(budget %.0f%%, %.0f us/probe host%s, %.0f us/fault, scan %.1f MiB/s) ",

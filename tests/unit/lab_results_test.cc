@@ -296,8 +296,9 @@ TEST(LabResultsTest, ALinuxGuestRowShowsTheGuestsWorkAndBothBalancers) {
 
 // A numavm row says what its scan could afford: the budget, the host's time
 // a probe page and an arming call (the figure `numavm simulate --arm-cost`
-// takes; reports before 2026-12-06 have no such field and show none), the
-// fault's round trip and the rate.
+// takes: the run's mean where the report has it, else the last periods'
+// smoothed figure; reports before 2026-12-06 have neither and show none),
+// the fault's round trip and the rate.
 TEST(LabResultsTest, ANumavmRowShowsWhatItsScanCost) {
   nlohmann::json report;
   report["exit_code"] = 0;
@@ -307,11 +308,14 @@ TEST(LabResultsTest, ANumavmRowShowsWhatItsScanCost) {
                         {"stall_budget", 0.01},
                         {"host_seconds_per_probe", 0.0018},
                         {"host_seconds_per_call", 0.0144},
+                        {"host_seconds_per_call_mean", 0.0061},
                         {"fault_cost_seconds", 0.00009},
                         {"rate_bytes_per_second", 12.5 * (1 << 20)},
                         {"host_cpu_seconds",
                          {{"arm", 3.4}, {"collect", 0.0}, {"decide", 1.3}, {"decide_view", 0.9}}}};
-  nlohmann::json older = report;
+  nlohmann::json smoothed_only = report;
+  smoothed_only["sampling"].erase("host_seconds_per_call_mean");
+  nlohmann::json older = smoothed_only;
   older["sampling"].erase("host_seconds_per_call");
   older["sampling"]["host_cpu_seconds"].erase("decide_view");
   const std::string log =
@@ -322,8 +326,16 @@ TEST(LabResultsTest, ANumavmRowShowsWhatItsScanCost) {
       "\n"
       "LAB-BEGIN numa02 numavm numa02:numavm\n"
       "LAB-JSON numa02 numavm " +
-      older.dump() + "\n";
+      older.dump() +
+      "\n"
+      "LAB-BEGIN numa02_read numavm numa02_read:numavm\n"
+      "LAB-JSON numa02_read numavm " +
+      smoothed_only.dump() + "\n";
   const std::string table = LabTable(ParseLabLog(log));
+  EXPECT_NE(table.find("(budget 1%, 1800 us/probe host, 6100 us/call, 90 us/fault, scan 12.5 "
+                       "MiB/s)"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("(budget 1%, 1800 us/probe host, 14400 us/call, 90 us/fault, scan 12.5 "
                        "MiB/s)"),
             std::string::npos)

@@ -30,9 +30,10 @@ class CostlyArmSampler final : public AccessSampler {
     out.push_back(AccessSample{.gfn = 1, .vcpu = 0});
     return absl::OkStatus();
   }
-  absl::Status Arm(const ScanPlan&) override {
+  absl::Status Arm(const ScanPlan& plan) override {
     Spin(kArmCost);
     ++arms;
+    ranges += plan.probes.size();
     return absl::OkStatus();
   }
   void Stop() override {}
@@ -40,6 +41,7 @@ class CostlyArmSampler final : public AccessSampler {
 
   static constexpr absl::Duration kArmCost = absl::Milliseconds(20);
   std::atomic<int> arms{0};
+  std::atomic<uint64_t> ranges{0};  // in the plans armed: one call each
 };
 
 // Runs a loop over `sampler` whose decisions each burn `decide` of CPU and
@@ -94,6 +96,25 @@ TEST(SamplingLoopTest, TheViewsShareOfDecidingIsReportedApart) {
       decisions);
   EXPECT_GE(split.view, kDecideCost / 2 * (decisions - 1));
   EXPECT_LE(split.view, split.decide);
+}
+
+// The arming calls the plans held are counted, so that the report can give
+// the run's mean host time a call (`sampling.host_seconds_per_call_mean`,
+// what `numavm simulate --arm-cost` takes) besides the smoothed figure.
+TEST(SamplingLoopTest, CountsTheArmingCallsOfEveryPlan) {
+  CostlyArmSampler sampler;
+  std::atomic<int> decisions{0};
+  ScanConfig config;
+  config.period = absl::Milliseconds(50);
+  SamplingLoop loop(sampler, config, [&](const AccessBatch&) {
+    ++decisions;
+    return PeriodOutcome{};
+  });
+  ASSERT_TRUE(loop.Start().ok());
+  while (decisions < 4) absl::SleepFor(absl::Milliseconds(10));
+  loop.Stop();
+  EXPECT_GT(sampler.ranges.load(), 0u);
+  EXPECT_EQ(loop.arm_calls(), sampler.ranges.load());
 }
 
 }  // namespace

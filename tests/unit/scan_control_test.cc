@@ -114,7 +114,11 @@ TEST(ScanControl, SuccessiveSweepsRunAtOtherPlacesOfARegion) {
   (void)PlanAfter(scan, 10, absl::Milliseconds(3), absl::Microseconds(157));
   std::vector<std::set<uint64_t>> seen(8);
   for (int period = 0; period < 4; ++period) {
+    const uint64_t calls_before = scan.arm_calls();
     const ScanPlan plan = scan.NextArm();
+    // Every range of the plan is one arming call, and the count says so
+    // (the report's run mean per call divides by it).
+    EXPECT_EQ(scan.arm_calls(), calls_before + plan.probes.size());
     for (const GfnRange& p : plan.probes)
       for (uint64_t g = p.first; g < p.end(); ++g) seen[g / kRegionPages].insert(g % kRegionPages);
     ScanFeedback feedback;
