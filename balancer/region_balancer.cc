@@ -202,6 +202,7 @@ uint64_t RegionBalancer::ForgetDisagreement() {
     state.node = RegionState::kNoNode;
     state.votes = 0;
     state.flips = 0;
+    state.chain = 0;
     state.flags &= static_cast<uint8_t>(~(RegionState::kPlaced | RegionState::kStale));
     ++forgotten;
   }

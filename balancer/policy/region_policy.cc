@@ -11,6 +11,9 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
   const bool was_settled = r.settled();
   const bool stale = r.flags & RegionState::kStale;
   r.flags &= static_cast<uint8_t>(~RegionState::kStale);  // this visit is today's evidence
+  // Any visit after the first is its own evidence: it no longer rests on a
+  // neighbour's word (a first visit a neighbour witnesses sets it below).
+  r.chain = 0;
   if (!v.unanimous) {
     // Samples from several places at once: evidence against any one owner,
     // and a change of mind - a few samples of shared memory agree by
@@ -28,14 +31,11 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
     // witnesses does.
     if (v.witness_chain < kMaxWitnessChain) {
       r.votes = 2;
-      r.flags |= RegionState::kWitnessed;
       r.chain = static_cast<uint8_t>(v.witness_chain + 1);
     } else {
       r.votes = 1;
     }
   } else if (t == r.node) {
-    r.flags &= static_cast<uint8_t>(~RegionState::kWitnessed);
-    r.chain = 0;
     const int votes = std::min(3, r.votes + strength);
     // A full run of agreement ages an earlier change of mind.
     if (votes == 3 && r.flips > 0) --r.flips;
@@ -54,8 +54,6 @@ RegionVerdict OnRegionVisit(RegionState& r, const RegionVisit& v) {
       return {was_settled ? RegionReason::kDissent : RegionReason::kUnsettled};
     }
     // Its samples now point elsewhere: a change of mind.
-    r.flags &= static_cast<uint8_t>(~RegionState::kWitnessed);
-    r.chain = 0;
     r.node = t;
     r.votes = 1;
     if (r.flips < 3) ++r.flips;

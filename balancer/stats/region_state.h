@@ -21,9 +21,10 @@ struct RegionState {
   uint8_t votes : 4 = 0;   // agreement with `node` lately, 0-3
   uint8_t flips : 4 = 0;   // changes of `node` lately, 0-3
   uint8_t flags = 0;
-  // Settled on a neighbour's word (kWitnessed): how many regions so settled
-  // stand between it and one settled by its own visits, itself included
-  // (policy/region_policy.h). 0 otherwise.
+  // Settled on a neighbour's word - its first visit agreed with a settled
+  // neighbour (policy/region_policy.h): how many regions so settled stand
+  // between it and one settled by its own visits, itself included. 0 for a
+  // region that settled on its own visits or has not settled.
   uint8_t chain = 0;
   static constexpr uint8_t kQueued = 1;  // a move is waiting in the queue
   // All its pages were brought to `node` (or found there) since it last
@@ -35,9 +36,6 @@ struct RegionState {
   // where a vCPU ran then rather than where it lives now: the next visit
   // that disagrees starts it afresh instead of counting as a change of mind.
   static constexpr uint8_t kStale = 8;
-  // Settled on its first visit because a settled neighbour witnessed it
-  // (policy/region_policy.h); its own second agreeing visit clears it.
-  static constexpr uint8_t kWitnessed = 16;
   // Settled: enough samples agree and it has not changed its mind lately.
   bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
 };
