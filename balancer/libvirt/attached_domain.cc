@@ -274,6 +274,7 @@ absl::Status AttachedDomain::Step(const std::vector<int>& busy_cpus, RateLimiter
                        FormatSize(away * kPage), " there and pin ", vcpus_, " vCPUs to it");
     }
   }
+  if (!emulator_note_.empty()) absl::StrAppend(&report_.status, "; ", emulator_note_);
   report_.balancer_cpu_seconds += absl::ToDoubleSeconds(ThreadCpuTime() - cpu_start);
   if (!status.ok()) report_.status = std::string(status.message());
   return status;

@@ -164,6 +164,9 @@ class AttachedDomain {
   // The administrator's placement numavm plans within, in words (empty:
   // none, or --override-pinning).
   std::string constraints_;
+  // Where <emulatorpin> keeps QEMU's emulator threads, for the status
+  // (policy/admin_placement.h EmulatorPinNote); empty: not pinned.
+  std::string emulator_note_;
   bool detached_ = false;
   std::unique_ptr<DomainPlacementView> view_;
   std::unique_ptr<CellSamples> samples_;

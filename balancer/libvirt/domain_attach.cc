@@ -160,6 +160,11 @@ absl::Status AttachedDomain::ConstrainToAdministrator(const FoundPinning& found)
     domain_binding.mode = tune->mode;
     domain_binding.nodeset = tune->nodeset;
   }
+  // Not a constraint on the homes, and never changed: said beside them.
+  if (absl::StatusOr<std::vector<int>> emulator = domain_.EmulatorPinning(host_cpus_);
+      emulator.ok()) {
+    emulator_note_ = EmulatorPinNote(topology_, *std::move(emulator));
+  }
   std::vector<std::string> constraints;
   for (Cell& c : cells_) {
     if (options_.override_pinning) break;

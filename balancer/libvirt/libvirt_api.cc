@@ -202,6 +202,19 @@ absl::StatusOr<std::vector<std::vector<int>>> LibvirtDomain::VcpuPinning(int hos
   return out;
 }
 
+absl::StatusOr<std::vector<int>> LibvirtDomain::EmulatorPinning(int host_cpus) const {
+  const int maplen = VIR_CPU_MAPLEN(host_cpus);
+  std::vector<unsigned char> map(static_cast<size_t>(maplen), 0);
+  if (virDomainGetEmulatorPinInfo(dom_.get(), map.data(), maplen, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    return LibvirtError(absl::StrCat("domain '", name_, "' emulator pinning"));
+  }
+  std::vector<int> out;
+  for (int c = 0; c < host_cpus; ++c) {
+    if (VIR_CPU_USABLE(map.data(), maplen, 0, c)) out.push_back(c);
+  }
+  return out;
+}
+
 absl::Status LibvirtDomain::PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const {
   std::vector<unsigned char> map = CpuMap(cpus, host_cpus);
   if (virDomainPinVcpuFlags(dom_.get(), static_cast<unsigned>(vcpu), map.data(),

@@ -61,6 +61,9 @@ class LibvirtDomain {
   absl::StatusOr<NumaTune> NumaTuning() const;
   // The live domain XML (virDomainGetXMLDesc, no flags: read-only).
   absl::StatusOr<std::string> XmlDesc() const;
+  // Live affinity of its emulator threads (<emulatorpin>, virsh
+  // emulatorpin): host CPU numbers; numavm reads it and never sets it.
+  absl::StatusOr<std::vector<int>> EmulatorPinning(int host_cpus) const;
   absl::Status PinVcpu(int vcpu, const std::vector<int>& cpus, int host_cpus) const;
   // Host CPU each vCPU ran on last (virDomainGetVcpus).
   absl::StatusOr<std::vector<int>> VcpuCpus(int host_cpus) const;

@@ -6,6 +6,17 @@
 #include "absl/strings/str_join.h"
 
 namespace numavm {
+namespace {
+
+std::vector<int> OnlineCpus(const Topology& topology) {
+  std::vector<int> online;
+  for (const NumaNode& n : topology.nodes)
+    online.insert(online.end(), n.cpus.begin(), n.cpus.end());
+  std::sort(online.begin(), online.end());
+  return online;
+}
+
+}  // namespace
 
 CellConstraints ConstrainCell(const Topology& topology,
                               const std::vector<std::vector<int>>& may_run_on,
@@ -15,10 +26,7 @@ CellConstraints ConstrainCell(const Topology& topology,
   CellConstraints c;
   c.allowed.assign(nodes, true);
   std::vector<std::string> why;
-  std::vector<int> online;
-  for (const NumaNode& n : topology.nodes)
-    online.insert(online.end(), n.cpus.begin(), n.cpus.end());
-  std::sort(online.begin(), online.end());
+  const std::vector<int> online = OnlineCpus(topology);
   for (int v : vcpus) {
     if (v < 0 || v >= static_cast<int>(may_run_on.size())) continue;
     std::vector<int> cpus = may_run_on[v];
@@ -79,6 +87,26 @@ std::vector<int> PinWithin(const Topology& topology, const std::vector<int>& hom
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   return cpus;
+}
+
+std::string EmulatorPinNote(const Topology& topology, std::vector<int> emulator_cpus) {
+  std::sort(emulator_cpus.begin(), emulator_cpus.end());
+  const std::vector<int> online = OnlineCpus(topology);
+  if (std::includes(emulator_cpus.begin(), emulator_cpus.end(), online.begin(), online.end())) {
+    return "";
+  }
+  std::vector<int> nodes;
+  for (const NumaNode& n : topology.nodes) {
+    const bool any = std::any_of(n.cpus.begin(), n.cpus.end(), [&](int cpu) {
+      return std::binary_search(emulator_cpus.begin(), emulator_cpus.end(), cpu);
+    });
+    if (any) nodes.push_back(n.id);
+  }
+  return absl::StrCat("emulator threads stay on CPUs ", absl::StrJoin(emulator_cpus, ","),
+                      nodes.empty() ? " (no node of this host)"
+                                    : absl::StrCat(nodes.size() == 1 ? " (node " : " (nodes ",
+                                                   absl::StrJoin(nodes, ","), ")"),
+                      ", where the administrator pinned them");
 }
 
 }  // namespace numavm

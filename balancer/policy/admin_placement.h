@@ -43,6 +43,14 @@ CellConstraints ConstrainCell(const Topology& topology,
 std::vector<int> PinWithin(const Topology& topology, const std::vector<int>& home,
                            const std::vector<int>& may_run_on);
 
+// <emulatorpin>: QEMU's emulator and I/O threads, which numavm never pins,
+// stay on `emulator_cpus` (read back live, as the vCPUs' pinning is). It
+// narrows no home - those threads follow the administrator, not the vCPUs -
+// but an operator should see where they are beside the homes: "emulator
+// threads stay on CPUs 0,1 (node 0), where the administrator pinned them".
+// Empty when they may run on every CPU of `topology` (not pinned).
+std::string EmulatorPinNote(const Topology& topology, std::vector<int> emulator_cpus);
+
 }  // namespace numavm
 
 #endif  // NUMAVM_BALANCER_POLICY_ADMIN_PLACEMENT_H_

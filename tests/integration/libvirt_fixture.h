@@ -80,6 +80,20 @@ class LibvirtTest : public ::testing::Test {
     return nullptr;
   }
 
+  // The status of domain `name` once numavm (`attach`) balances it; if it
+  // never does, the last report and what numavm said.
+  std::string BalancingStatus(const std::string& name, const BackgroundNumavm& attach) {
+    nlohmann::json report;
+    std::string status;
+    const bool balancing = Eventually([&] {
+      report = ReportJson();
+      const nlohmann::json* vm = Find(report, name);
+      status = vm != nullptr ? (*vm)["status"].get<std::string>() : "";
+      return status.rfind("balancing", 0) == 0;
+    });
+    return balancing ? status : report.dump(2) + "\n" + attach.err();
+  }
+
   std::string runtime_;
 };
 

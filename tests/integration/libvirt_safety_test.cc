@@ -1,7 +1,7 @@
 // numavm attach and detach keep an operator's host safe, against a real
 // libvirt daemon and QEMU (TCG) domains: the administrator's pinning is
-// kept, one numavm attaches a domain at a time, and a pinning saved before
-// numavm re-pinned survives a kill -9.
+// kept (the emulator threads' too), one numavm attaches a domain at a time,
+// and a pinning saved before numavm re-pinned survives a kill -9.
 #include <signal.h>
 
 #include <string>
@@ -69,15 +69,8 @@ TEST_F(LibvirtTest, MemoryBoundByNumatuneIsPlannedWithin) {
   ASSERT_TRUE(dom.ok()) << dom.status();
   BackgroundNumavm attach(
       {"attach", dom->name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
-  nlohmann::json report;
-  std::string status;
-  ASSERT_TRUE(Eventually([&] {
-    report = ReportJson();
-    const nlohmann::json* vm = Find(report, dom->name());
-    status = vm != nullptr ? (*vm)["status"].get<std::string>() : "";
-    return status.rfind("balancing", 0) == 0;
-  })) << report.dump(2)
-      << attach.err();
+  const std::string status = BalancingStatus(dom->name(), attach);
+  ASSERT_EQ(status.rfind("balancing", 0), 0u) << status;
   EXPECT_EQ(status.rfind("balancing within the administrator's placement (cell 0: memory bound "
                          "by <numatune> mode='strict' nodeset='0'; cell 1: memory bound by "
                          "<numatune> mode='strict' nodeset='0'; memory bound by <memnode "
@@ -88,6 +81,31 @@ TEST_F(LibvirtTest, MemoryBoundByNumatuneIsPlannedWithin) {
   ProcessResult detach = RunNumavm({"detach", dom->name()});
   EXPECT_EQ(detach.exit_code, 0) << detach.err;
   EXPECT_EQ(attach.Wait(30).exit_code, 0);
+  ASSERT_TRUE(dom->Destroy().ok());
+}
+
+// <emulatorpin> is the administrator's too: numavm never re-pins QEMU's
+// emulator threads, before or after detach, and the status says where they
+// stay beside the homes.
+TEST_F(LibvirtTest, PinnedEmulatorThreadsStayWhereTheAdministratorPutThem) {
+  const int cpu = HostCpus() - 1;
+  absl::StatusOr<LibvirtDomain> dom = LibvirtEnv::CreateDomain(
+      "memfd", 2, testing::kMemoryMib, 0,
+      absl::StrCat("<cputune><emulatorpin cpuset='", cpu, "'/></cputune>"));
+  ASSERT_TRUE(dom.ok()) << dom.status();
+  BackgroundNumavm attach(
+      {"attach", dom->name(), "--connect", LibvirtEnv::uri(), "--interval", "200ms"});
+  const std::string status = BalancingStatus(dom->name(), attach);
+  ASSERT_EQ(status.rfind("balancing", 0), 0u) << status;
+  const std::string note = absl::StrCat("; emulator threads stay on CPUs ", cpu,
+                                        " (node 0), where the administrator pinned them");
+  ASSERT_GE(status.size(), note.size());
+  EXPECT_EQ(status.substr(status.size() - note.size()), note) << status;
+  EXPECT_EQ(*dom->EmulatorPinning(HostCpus()), std::vector<int>{cpu});
+  ProcessResult detach = RunNumavm({"detach", dom->name()});
+  EXPECT_EQ(detach.exit_code, 0) << detach.err;
+  EXPECT_EQ(attach.Wait(30).exit_code, 0);
+  EXPECT_EQ(*dom->EmulatorPinning(HostCpus()), std::vector<int>{cpu});
   ASSERT_TRUE(dom->Destroy().ok());
 }
 

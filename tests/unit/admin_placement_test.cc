@@ -34,6 +34,21 @@ TEST(AdminPlacementTest, UnpinnedAndUnboundIsUnconstrained) {
   EXPECT_EQ(c.refused, "");
 }
 
+// <emulatorpin> narrows no home; the status says where those threads stay.
+TEST(AdminPlacementTest, PinnedEmulatorThreadsAreNamedWithTheirNodes) {
+  const Topology t = FourNodes();
+  EXPECT_EQ(EmulatorPinNote(t, Cpus(0, 15)), "");
+  EXPECT_EQ(EmulatorPinNote(t, Cpus(0, 17)), "");  // the host map lists offline CPUs too
+  EXPECT_EQ(EmulatorPinNote(t, {1, 0}),
+            "emulator threads stay on CPUs 0,1 (node 0), where the administrator pinned them");
+  EXPECT_EQ(EmulatorPinNote(t, {3, 12}),
+            "emulator threads stay on CPUs 3,12 (nodes 0,3), where the administrator pinned "
+            "them");
+  EXPECT_EQ(EmulatorPinNote(t, {40}),
+            "emulator threads stay on CPUs 40 (no node of this host), where the administrator "
+            "pinned them");
+}
+
 TEST(AdminPlacementTest, PinnedVcpusAndBoundMemoryNarrowTheNodes) {
   const Topology t = FourNodes();
   // vCPU 0 may run on node 2 and one CPU of node 3; memory on nodes 2-3.
