@@ -81,6 +81,16 @@ esac
 case $deadline in
   ''|*[!0-9]*) [ -z "$deadline" ] || { echo "lab: --deadline $deadline: want whole seconds" >&2; exit 2; } ;;
 esac
+# A mode is an arm of the guest's case statements (scripts/lab/guest.sh:
+# its modes, and the linux workload's): a name it lacks would be skipped
+# there, minutes into the boot, so it is refused here.
+known_modes=" $(sed -n 's/^ \{4,6\}\([a-z][a-z-]*\)).*/\1/p' scripts/lab/guest.sh | tr '\n' ' ')"
+for m in ${modes//,/ }; do
+  case $known_modes in
+    *" $m "*) ;;
+    *) echo "lab: unknown mode $m (modes:${known_modes% })" >&2; exit 2 ;;
+  esac
+done
 started=$(date +%s)
 [ -x build/numavm ] && [ -x build/tests/lab_table ] || { ./scripts/install-deps.sh && ./scripts/build.sh; }
 ./scripts/install-deps.sh >/dev/null

@@ -20,7 +20,9 @@ Checks, as a user would see them:
   printed, not asserted: the README states it for this machine);
 - --plot on run, replay and simulate, and 'numavm plot' of a saved report,
   write an SVG that a real renderer (rsvg-convert) turns into a PNG with
-  visible axes (black) and series (the first series' blue) in every panel.
+  visible axes (black) and series (the first series' blue) in every panel;
+- scripts/lab.sh refuses an unknown mode with one line and exit 2, before
+  it boots anything.
 Prints one line per failed check and exits 1 if any failed.
 """
 import json
@@ -145,6 +147,20 @@ def check_meaning(numavm):
                    "--migrate-rate: 'lots' is not a positive size per second")
     for c in SHARED["--migrate-threads"][1]:
         expect_bad(numavm, PREFIX[c] + ["--migrate-threads", "0"], "--migrate-threads 0: want 1 to 64")
+
+
+def check_lab_script(work):
+    """scripts/lab.sh refuses a mode its guest lacks before it boots anything."""
+    r = subprocess.run([os.path.join(SOURCE, "scripts", "lab.sh"), "--modes", "numavm,anon",
+                        "--out", os.path.join(work, "lab")],
+                       capture_output=True, text=True, timeout=60)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    if r.returncode != 2 or len(lines) != 1 or not lines[0].startswith(
+            "lab: unknown mode anon (modes: ") or " numavm-anon " not in lines[0]:
+        fail(f"lab.sh --modes numavm,anon: want exit 2 and one line naming the modes; "
+             f"got exit {r.returncode}: {r.stderr.strip()!r}")
+    if os.path.exists(os.path.join(work, "lab")):
+        fail("lab.sh --modes numavm,anon: made its output directory before refusing")
 
 
 def validated(name, text):
@@ -430,6 +446,7 @@ def main(argv):
             check_readme_examples(numavm)
         with tempfile.TemporaryDirectory() as work:
             check_plots(numavm, kvm, work)
+            check_lab_script(work)
     if not kvm:
         print("note: no /dev/kvm here: 'numavm run' was checked by its help and errors only")
     print(f"{len(failures)} failed checks" if failures else "all CLI checks passed")
