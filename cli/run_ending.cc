@@ -42,6 +42,7 @@ void EndSampling(SamplingLoop& sampling, const AccessSampler& sampler, const Run
                                                          : options.sampling.rate.probes_per_region;
   s.probe_run_pages = sampling.probe_run_pages();
   s.revisits = sampling.revisits();
+  s.regions_passed = sampling.regions_passed();
   if (!sampling.status().ok()) s.error = std::string(sampling.status().message());
 }
 

@@ -107,6 +107,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"probes_per_region", sm.probes_per_region},
                    {"probe_run_pages", sm.probe_run_pages},
                    {"revisits", sm.revisits},
+                   {"regions_passed", sm.regions_passed},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"host_seconds_per_call", Seconds(sm.host_cost_per_call)},

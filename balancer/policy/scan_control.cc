@@ -155,7 +155,7 @@ std::optional<GfnRange> ScanControl::RegionRange(uint64_t index) const {
   return std::nullopt;
 }
 
-ScanPlan ScanControl::NextArm() {
+ScanPlan ScanControl::NextArm(const Resident& resident) {
   ScanPlan plan;
   if (total_pages_ == 0) return plan;
   if (window_) {
@@ -205,7 +205,17 @@ ScanPlan ScanControl::NextArm() {
       ++revisits_armed_;
     }
   }
-  for (; armed < n && !wrapped_; ++armed) AddProbes(plan, NextRegion(), probes, run, sweeps_);
+  uint64_t passed = 0;
+  while (armed < n && !wrapped_) {
+    const GfnRange region = NextRegion();
+    if (resident && passed < kMaxPassedOver && !resident(region)) {
+      ++passed;  // nothing there: no visit, and the sweep goes on
+      continue;
+    }
+    AddProbes(plan, region, probes, run, sweeps_);
+    ++armed;
+  }
+  passed_total_ += passed;
   // Probes that touch are armed as one range, one call: the runs of
   // neighbouring regions, dense probes, and the huge pages of neighbouring
   // regions (up to kMaxHugeRunPages of them, so that no call holds the

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -78,7 +79,19 @@ class ScanControl {
   ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages, const ScanConfig& config,
               absl::Duration fault_cost = absl::Microseconds(55));
 
-  ScanPlan NextArm();
+  // Whether the guest has any memory in a 2 MiB region now (mincore of its
+  // backing in `run`, the model's first touches in `simulate`).
+  using Resident = std::function<bool(const GfnRange& region)>;
+
+  // The plan for the coming period. With `resident`, the sweep passes over
+  // regions with no memory (never touched by the guest, or given back):
+  // they have nothing to arm or to sample, so they cost a check, not a
+  // visit, and do not count against the period's regions - a guest that
+  // uses a quarter of its RAM is swept four times as often. At most
+  // kMaxPassedOver of them a period (and never past the sweep's end), so
+  // that a large guest that is mostly empty costs bounded checks a period.
+  // Revisits are not checked: their first visit had samples.
+  ScanPlan NextArm(const Resident& resident = nullptr);
   // The period that follows `feedback`.
   absl::Duration OnPeriod(const ScanFeedback& feedback);
 
@@ -111,6 +124,10 @@ class ScanControl {
   int probes_per_region() const { return probes_last_; }
   // Regions visited again because their first visit asked to move them.
   uint64_t revisits() const { return revisits_armed_; }
+  // Regions passed over so far because they had no memory (NextArm's
+  // `resident`).
+  uint64_t regions_passed() const { return passed_total_; }
+  static constexpr uint64_t kMaxPassedOver = 4096;  // 8 GiB a period
 
  private:
   GfnRange NextRegion();  // the next region of the coverage, wrapping
@@ -154,6 +171,7 @@ class ScanControl {
   std::deque<uint64_t> revisits_;
   static constexpr size_t kMaxRevisits = 1 << 20;
   uint64_t revisits_armed_ = 0;
+  uint64_t passed_total_ = 0;
 };
 
 }  // namespace numavm

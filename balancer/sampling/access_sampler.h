@@ -60,6 +60,11 @@ class AccessSampler {
   // regions. Separate from Collect so that the balancer can look at the
   // pages it was told about before they are armed again.
   virtual absl::Status Arm(const ScanPlan& plan) = 0;
+  // Whether `region` has any memory to watch now (ScanControl::Resident:
+  // the sweep passes over regions without): the samplers that arm probe
+  // pages skip pages not in memory, so they ask mincore; the others
+  // (dirty ring and log) watch whole regions and say yes.
+  virtual bool Resident(const GfnRange& region) const { return true; }
   // What one sample costs the guest (a fault round trip), for the scan
   // control's stall budget.
   virtual absl::Duration FaultCost() const { return kWriteProtectFaultCost; }

@@ -32,6 +32,12 @@ std::vector<GfnRange> GfnRanges(const std::vector<GuestRamRegion>& ram);
 // The region holding `gfn`, or nullptr.
 const GuestRamRegion* RegionOfGfn(const std::vector<GuestRamRegion>& ram, uint64_t gfn);
 
+// Whether any page of `range` (gfns) is in memory now, by mincore(2) of
+// its backing: memory the guest never touched, or gave back, is not (a
+// memfd's page counts while it is in the page cache, mapped or not). True
+// where mincore cannot tell.
+bool AnyResident(const std::vector<GuestRamRegion>& ram, const GfnRange& range);
+
 }  // namespace numavm
 
 #endif  // NUMAVM_BALANCER_SAMPLING_GUEST_RAM_H_

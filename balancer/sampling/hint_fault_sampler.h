@@ -79,6 +79,7 @@ class HintFaultSampler final : public AccessSampler {
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
   absl::Status Arm(const ScanPlan& plan) override;
+  bool Resident(const GfnRange& region) const override { return AnyResident(ram_, region); }
   // The round trip measured at Start (a few faults on a scratch page).
   absl::Duration FaultCost() const override { return fault_cost_; }
   void Stop() override;

@@ -63,6 +63,7 @@ class ProtNoneSampler final : public AccessSampler {
   absl::Status Start() override;
   absl::Status Collect(AccessBatch& out) override;
   absl::Status Arm(const ScanPlan& plan) override;
+  bool Resident(const GfnRange& region) const override { return AnyResident(ram_, region); }
   // The host's side of a fault as measured (OnFault's time, smoothed),
   // plus the vCPU's exit and entry (measured at creation, else
   // kExitRoundTrip).

@@ -17,6 +17,7 @@ absl::Status SamplingLoop::Start() {
     return s;
   }
   scan_.emplace(sampler_.Coverage(), sampler_.ArmAlignment(), scan_config_, sampler_.FaultCost());
+  resident_ = [this](const GfnRange& region) { return sampler_.Resident(region); };
   {
     absl::MutexLock lock(&mu_);
     rate_ = scan_->rate_bytes_per_second();
@@ -24,7 +25,7 @@ absl::Status SamplingLoop::Start() {
     period_ = scan_->period();
   }
   const absl::Duration arm_start = ThreadCpuTime();
-  absl::Status armed = sampler_.Arm(scan_->NextArm());
+  absl::Status armed = sampler_.Arm(scan_->NextArm(resident_));
   {
     absl::MutexLock lock(&mu_);
     split_.arm += ThreadCpuTime() - arm_start;
@@ -84,6 +85,7 @@ void SamplingLoop::CollectOnce() {
       run_pages_ = scan_->run_pages();
       probes_per_region_ = scan_->probes_per_region();
       revisits_ = scan_->revisits();
+      regions_passed_ = scan_->regions_passed();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
     split_.collect += decide_start - collect_start;
@@ -98,7 +100,7 @@ void SamplingLoop::CollectOnce() {
   last_thread_cpu_ = thread_now;
   if (!idle && s.ok()) {
     const absl::Duration arm_start = ThreadCpuTime();
-    s = sampler_.Arm(scan_->NextArm());
+    s = sampler_.Arm(scan_->NextArm(resident_));
     absl::MutexLock lock(&mu_);
     split_.arm += ThreadCpuTime() - arm_start;
     arm_calls_ = scan_->arm_calls();
@@ -181,6 +183,11 @@ uint64_t SamplingLoop::probe_run_pages() const {
 int SamplingLoop::probes_per_region() const {
   absl::MutexLock lock(&mu_);
   return probes_per_region_;
+}
+
+uint64_t SamplingLoop::regions_passed() const {
+  absl::MutexLock lock(&mu_);
+  return regions_passed_;
 }
 
 uint64_t SamplingLoop::revisits() const {

@@ -71,6 +71,9 @@ class SamplingLoop final {
   // Regions visited again at once because their first visit asked to move
   // them (ScanControl::revisits).
   uint64_t revisits() const;
+  // Regions the sweep passed over because they had no memory
+  // (ScanControl::regions_passed).
+  uint64_t regions_passed() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
   // (which the stall budget does not charge). `view` is the part of
@@ -92,6 +95,7 @@ class SamplingLoop final {
   absl::Duration last_thread_cpu_;  // sampling thread only
   const ScanConfig scan_config_;
   std::optional<ScanControl> scan_;  // made at Start; then the sampling thread's
+  ScanControl::Resident resident_;   // the sampler's Resident, for the sweep
   std::thread thread_;
 
   mutable absl::Mutex mu_;
@@ -108,6 +112,7 @@ class SamplingLoop final {
   uint64_t run_pages_ ABSL_GUARDED_BY(mu_) = 1;
   int probes_per_region_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t regions_passed_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t arm_calls_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);

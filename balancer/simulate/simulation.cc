@@ -132,8 +132,19 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   ScanControl scan(sampler.Coverage(), 1, scan_config, sampler.FaultCost());
   VmBalancer balancer(options.mode, topology, options.vcpus, pages, view, options.balancer);
   absl::Duration arm_cost;  // what zapping probes cost the host
+  // As the samplers that arm probes do in `run` (AccessSampler::Resident):
+  // the sweep passes over regions the guest never touched.
+  ScanControl::Resident resident;
+  if (sampler.faults()) {
+    resident = [&view](const GfnRange& region) {
+      for (uint64_t g = region.first; g < region.end(); ++g) {
+        if (view.NodeOf(g) >= 0) return true;
+      }
+      return false;
+    };
+  }
   if (options.sampler != SamplerKind::kOff) {
-    sampler.Arm(scan.NextArm());
+    sampler.Arm(scan.NextArm(resident));
     arm_cost += sampler.last_arm_cost();
   }
 
@@ -225,7 +236,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     scan.OnPeriod({outcome, busy, batch.size(), sampler.FaultCost(),
                    sampler.last_arm_cost() + absl::Seconds(modelled_cpu - cpu_before - move_cpu)});
     if (!idle && options.sampler != SamplerKind::kOff) {
-      sampler.Arm(scan.NextArm());
+      sampler.Arm(scan.NextArm(resident));
       // Arming costs the host (the sampler's CPU, KVM's mappings): counted
       // with the stall, spread over the vCPUs.
       arm_cost += sampler.last_arm_cost();

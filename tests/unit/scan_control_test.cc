@@ -22,12 +22,15 @@ ScanControl Fixed(std::vector<GfnRange> coverage, uint64_t regions_per_period) {
   return ScanControl(std::move(coverage), 1, config);
 }
 
-// Arms until a sweep ends; the regions and probes of that sweep.
-ScanPlan OneSweep(ScanControl& scan) {
+// Arms until a sweep ends; the regions and probes of that sweep (and in
+// `periods`, how many periods it took).
+ScanPlan OneSweep(ScanControl& scan, const ScanControl::Resident& resident = nullptr,
+                  int* periods = nullptr) {
   ScanPlan sweep;
   const uint64_t before = scan.sweeps();
-  for (int period = 0; period < 100000 && scan.sweeps() == before; ++period) {
-    ScanPlan plan = scan.NextArm();
+  int period = 0;
+  for (; period < 100000 && scan.sweeps() == before; ++period) {
+    ScanPlan plan = scan.NextArm(resident);
     sweep.regions.insert(sweep.regions.end(), plan.regions.begin(), plan.regions.end());
     sweep.probes.insert(sweep.probes.end(), plan.probes.begin(), plan.probes.end());
     ScanFeedback feedback;
@@ -35,6 +38,7 @@ ScanPlan OneSweep(ScanControl& scan) {
     feedback.fault_cost = absl::Microseconds(55);
     (void)scan.OnPeriod(feedback);
   }
+  if (periods != nullptr) *periods = period;
   return sweep;
 }
 
@@ -280,6 +284,53 @@ TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
     }
     EXPECT_EQ(in_revisits, 2u * 4);  // four probes each
   }
+}
+
+// A guest that has touched a quarter of its RAM is swept four times as
+// often: the regions with no memory cost a check, not one of the
+// period's visits. One that gets memory is visited on the next sweep.
+TEST(ScanControl, TheSweepPassesOverRegionsWithNoMemory) {
+  std::vector<bool> has_memory(64, true);
+  for (int r = 8; r < 56; ++r) has_memory[r] = false;
+  auto resident = [&](const GfnRange& region) { return has_memory[region.first / kRegionPages]; };
+  ScanControl plain = Fixed({{0, 64 * kRegionPages}}, 4);
+  int plain_periods = 0;
+  EXPECT_EQ(OneSweep(plain, nullptr, &plain_periods).regions.size(), 64u);
+  ScanControl scan = Fixed({{0, 64 * kRegionPages}}, 4);
+  int periods = 0;
+  const ScanPlan sweep = OneSweep(scan, resident, &periods);
+  std::set<uint64_t> visited;
+  for (const GfnRange& r : sweep.regions) {
+    EXPECT_TRUE(has_memory[r.first / kRegionPages]) << "region " << r.first / kRegionPages;
+    EXPECT_TRUE(visited.insert(r.first / kRegionPages).second) << "twice: " << r.first;
+  }
+  EXPECT_EQ(visited.size(), 16u);
+  for (const GfnRange& p : sweep.probes) {
+    EXPECT_TRUE(has_memory[p.first / kRegionPages]) << "a probe in an empty region";
+  }
+  EXPECT_EQ(scan.regions_passed(), 48u);
+  EXPECT_LE(periods * 3, plain_periods) << periods << " periods against " << plain_periods;
+  has_memory[30] = true;
+  const ScanPlan next = OneSweep(scan, resident);
+  EXPECT_EQ(next.regions.size(), 17u);
+  EXPECT_TRUE(std::any_of(next.regions.begin(), next.regions.end(),
+                          [](const GfnRange& r) { return r.first == 30 * kRegionPages; }));
+}
+
+// A large guest that is mostly empty: at most kMaxPassedOver regions are
+// checked a period; past them the sweep visits as it would without.
+TEST(ScanControl, RegionsPassedOverAPeriodAreBounded) {
+  const uint64_t regions = ScanControl::kMaxPassedOver + 100;
+  ScanControl scan = Fixed({{0, regions * kRegionPages}}, 1);
+  uint64_t checked = 0;
+  const ScanPlan plan = scan.NextArm([&](const GfnRange&) {
+    ++checked;
+    return false;
+  });
+  EXPECT_EQ(checked, ScanControl::kMaxPassedOver);
+  ASSERT_EQ(plan.regions.size(), 1u);
+  EXPECT_EQ(plan.regions[0].first, ScanControl::kMaxPassedOver * kRegionPages);
+  EXPECT_EQ(scan.regions_passed(), ScanControl::kMaxPassedOver);
 }
 
 TEST(ScanControl, TinyGuestsAreSweptToo) {
