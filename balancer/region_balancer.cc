@@ -109,10 +109,7 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     if (v.whole.unanimous && !state.settled()) ++out.changing;
     const RegionVerdict whole = OnRegionVisit(state, v.whole);
     const bool split = state.flags & RegionState::kSplit;
-    if (!split && whole.reason == RegionReason::kUnsettled && v.whole.unanimous &&
-        !v.whole.in_place && state.votes == 1 && state.flips == 0) {
-      out.revisit.push_back(region);
-    }
+    if (!split && whole.again) out.revisit.push_back(region);
     // Whose it is: the one vCPU behind a visit that agreed (a visit of
     // several vCPUs, or of a group's target, makes it nobody's).
     if (v.whole.unanimous && v.owner >= 0 && !split) {
@@ -203,7 +200,8 @@ uint64_t RegionBalancer::ForgetDisagreement() {
     state.votes = 0;
     state.flips = 0;
     state.chain = 0;
-    state.flags &= static_cast<uint8_t>(~(RegionState::kPlaced | RegionState::kStale));
+    state.flags &=
+        static_cast<uint8_t>(~(RegionState::kPlaced | RegionState::kStale | RegionState::kMisled));
     ++forgotten;
   }
   return forgotten;

@@ -34,6 +34,18 @@
 // would carry one chance through a whole buffer. Where owners change, the
 // next owner's first region meets a neighbour that disagrees and waits for
 // its own second visit.
+//
+// When the owner of a run changes (a phase of the workload, memory passed
+// from vCPU to vCPU), a settled region needs three visits to follow: one
+// that dissents, one that changes its mind, one that confirms it. They are
+// asked for at once (RegionVerdict::again) rather than a sweep apart - for
+// a region that was in place, on its first change of mind - and once one
+// region of the run has settled on the new owner by its own visits, the
+// next ones take its word as a first visit would: a visit that agrees
+// with a settled neighbour moves the region at once, if the region has
+// not changed its mind lately. A region whose next visit contradicts a
+// neighbour's word it took (RegionState::kMisled) takes no word again, so
+// a region at the edge of two runs is not carried back and forth.
 #ifndef NUMAVM_BALANCER_POLICY_REGION_POLICY_H_
 #define NUMAVM_BALANCER_POLICY_REGION_POLICY_H_
 
@@ -51,6 +63,12 @@ enum class RegionReason : uint8_t {
 struct RegionVerdict {
   RegionReason reason = RegionReason::kUnsettled;
   int to_node = -1;  // with kMove
+  // Visit it again at once rather than a sweep later: its visit wants it
+  // moved and one more agreeing visit decides (a first visit; a visit that
+  // dissents from where it settled; the change of mind of a region that
+  // was in place - an owner that changed shows in a visit that dissents,
+  // one that changes its mind and one that confirms it).
+  bool again = false;
 };
 
 // One period's samples of one region.

@@ -36,6 +36,11 @@ struct RegionState {
   // where a vCPU ran then rather than where it lives now: the next visit
   // that disagrees starts it afresh instead of counting as a change of mind.
   static constexpr uint8_t kStale = 8;
+  // A node it took on a neighbour's word (`chain` > 0) was contradicted by
+  // its next visit: it takes no neighbour's word again, so that a region
+  // at the edge between two owners' runs, whose visits see one side or the
+  // other by chance, cannot be carried back and forth by its neighbours.
+  static constexpr uint8_t kMisled = 16;
   // Settled: enough samples agree and it has not changed its mind lately.
   bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
 };

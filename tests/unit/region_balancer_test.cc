@@ -141,6 +141,65 @@ TEST_F(RegionBalancerTest, ANeighbourSettledOnTheSameNodeWitnessesAFirstVisit) {
   EXPECT_EQ(decisions_[Decision::kRegionMove], 3u);
 }
 
+// A run of regions whose owner changed (a phase of the workload): the
+// first region's three visits - one that dissents from where it settled,
+// one that changes its mind, one that confirms it - are each asked for at
+// once (a sweep apart before: three sweeps to follow), and once it settled
+// on the new node its neighbours follow on one visit each, on its word. A
+// region whose next visit contradicts the word it took takes no word again:
+// at the edge between two owners' runs it is not carried back and forth.
+TEST_F(RegionBalancerTest, ARunWhoseOwnerChangedFollowsItsFirstRegionOnOneVisitEach) {
+  auto wants = [&](uint64_t region, int node, int salt) {
+    for (int i = 0; i < 4; ++i) {  // vCPU `node`, whose home is node `node`
+      const uint64_t g = region * kRegionPages + 100 * i + salt;
+      balancer_.AddSample(g, node, 1ull << node, view_->NodeOf(g), true, node);
+    }
+  };
+  for (int visit = 0; visit < 2; ++visit) {  // all four settle on node 0, in place
+    for (uint64_t r = 0; r < 4; ++r) wants(r, 0, 7 + visit);
+    Decide();
+  }
+  Drain();
+  ASSERT_EQ(view_->page_moves(), 0u);
+  wants(0, 1, 11);
+  RegionBalancer::Outcome dissent = Decide();
+  EXPECT_EQ(dissent.revisit, std::vector<uint64_t>{0});
+  EXPECT_EQ(dissent.wanted, 0u);
+  wants(0, 1, 13);
+  RegionBalancer::Outcome changed = Decide();
+  EXPECT_EQ(changed.revisit, std::vector<uint64_t>{0});
+  EXPECT_EQ(changed.wanted, 0u);
+  wants(0, 1, 15);
+  EXPECT_EQ(Decide().wanted, 1u);
+  Drain();
+  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
+  // Its neighbours, on one visit each (the second witnessed by the first).
+  wants(1, 1, 11);
+  wants(2, 1, 11);
+  RegionBalancer::Outcome run = Decide();
+  EXPECT_EQ(run.wanted, 2u);
+  EXPECT_TRUE(run.revisit.empty());
+  Drain();
+  EXPECT_EQ(PagesOn(1, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(2, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(3, 0), kRegionPages);
+  // Region 2's next visit says node 0 after all (the edge of vCPU 0's run,
+  // region 3): it was misled. It goes back on its own visits only, and a
+  // later visit for node 1 beside region 1 dissents instead of taking its
+  // word again.
+  wants(2, 0, 13);
+  EXPECT_EQ(Decide().wanted, 0u);  // a change of mind, on its own evidence
+  wants(2, 0, 15);
+  EXPECT_EQ(Decide().wanted, 1u);
+  Drain();
+  EXPECT_EQ(PagesOn(2, 0), kRegionPages);
+  wants(2, 1, 17);
+  RegionBalancer::Outcome again = Decide();
+  EXPECT_EQ(again.wanted, 0u);
+  EXPECT_EQ(again.revisit, std::vector<uint64_t>{2});  // a dissent, visited again
+  EXPECT_EQ(PagesOn(2, 0), kRegionPages);
+}
+
 // The chain of regions settled on a neighbour's word is bounded: a chance
 // agreement must not carry through a whole buffer. Past kMaxWitnessChain
 // regions from the one that settled by its own visits, a first visit waits
