@@ -34,6 +34,7 @@ enum class Decision : uint8_t {
   kRegionInPlace,
   kRegionDissent,
   kRegionFollow,
+  kRegionBracket,
   // Before deciding.
   kWarmingUp,
   kPageNotResident,
@@ -49,11 +50,12 @@ enum class Decision : uint8_t {
 
 inline const char* DecisionName(Decision d) {
   static constexpr const char* kNames[] = {
-      "migrate",         "first-sample",      "node-changed",       "shared",
-      "local",           "destination-full",  "unattributed",       "group-pull",
-      "region-move",     "region-in-place",   "region-dissent",     "region-follow",
-      "warming-up",      "page-not-resident", "vcpu-move",          "vcpu-home",
-      "vcpu-pin-failed", "vcpu-node-full",    "group-does-not-fit", "vm-fits-node"};
+      "migrate",        "first-sample",     "node-changed",      "shared",
+      "local",          "destination-full", "unattributed",      "group-pull",
+      "region-move",    "region-in-place",  "region-dissent",    "region-follow",
+      "region-bracket", "warming-up",       "page-not-resident", "vcpu-move",
+      "vcpu-home",      "vcpu-pin-failed",  "vcpu-node-full",    "group-does-not-fit",
+      "vm-fits-node"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Decision::kCount));
   return kNames[static_cast<size_t>(d)];
 }

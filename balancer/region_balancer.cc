@@ -89,6 +89,10 @@ void RegionBalancer::Act(const RegionVerdict& verdict, RegionState& state,
 RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, DecisionCounts& decisions,
                                                const Advice& advice) {
   Outcome out;
+  ++decides_;
+  absl::erase_if(moved_lately_, [this](const std::pair<const uint64_t, uint32_t>& m) {
+    return decides_ - m.second > kBracketPeriods;
+  });
   decided_.clear();
   out.visits = visits_.size();
   // In address order, so that a region settled by this period's visit is a
@@ -103,6 +107,18 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     if (v.whole.unanimous) {
       if (region > 0) Witness(region - 1, v.whole);
       if (region + 1 < regions_.size()) Witness(region + 1, v.whole);
+      if (BracketsTrusted()) {
+        if (std::optional<uint64_t> b = Bracket(region, v.whole.target, v.owner)) {
+          Witness(*b, v.whole);
+        }
+      }
+    }
+    if (state.flags & RegionState::kBracket) {
+      // Moved on the word of the regions either side: does its own visit
+      // bear them out?
+      const bool borne_out = v.whole.unanimous && v.whole.target == state.node;
+      ++(borne_out ? brackets_borne_out_ : brackets_contradicted_);
+      state.flags &= static_cast<uint8_t>(~RegionState::kBracket);
     }
     // A region on its way to a decision (agreeing samples, not settled yet)
     // keeps the scan going as much as one that disagrees with its decision.
@@ -138,9 +154,73 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
       continue;
     }
     Act(whole, state, {region, -1}, v, act, warming_up, decisions, advice, out);
+    if (whole.reason == RegionReason::kMove) {
+      moved_lately_[region] = decides_;
+      Infer(region, act, warming_up, decisions, advice, out);
+    }
   }
   visits_.clear();
   return out;
+}
+
+std::optional<uint64_t> RegionBalancer::Bracket(uint64_t region, int node, int owner) const {
+  if (node < 0 || region < 2) return std::nullopt;
+  const uint8_t who = owner >= 0 && owner < kNoOwner ? static_cast<uint8_t>(owner) : kNoOwner;
+  const uint64_t lowest = region > kBracketSpan ? region - kBracketSpan : 0;
+  for (uint64_t b = region - 1; b-- > lowest;) {
+    if (visits_.contains(b + 1) && b + 1 < region) return std::nullopt;  // a region between
+    const RegionState& s = regions_.at(b);
+    if (!moved_lately_.contains(b)) continue;
+    if (!s.settled() || s.node != node ||
+        (s.flags & (RegionState::kSplit | RegionState::kMisled)) || owner_[b] != who) {
+      return std::nullopt;  // the nearest region moved lately says otherwise
+    }
+    return b;
+  }
+  return std::nullopt;
+}
+
+void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionCounts& decisions,
+                           const Advice& advice, Outcome& out) {
+  // A run of regions with one owner has moved to one node: the first pass
+  // of a sweep visits one pair of regions in four (ScanControl), so two
+  // such visits a few regions apart that moved to the same node for the
+  // same owner speak for the regions between them, which move now rather
+  // than when the sweep's later passes reach them; those visits verify
+  // them. Off for this VM once they were contradicted more than one time
+  // in nine (memory whose owners alternate at a finer grain than a pass).
+  if (!BracketsTrusted()) return;
+  RegionState& r = regions_.at(region);
+  if (r.flags & (RegionState::kSplit | RegionState::kMisled)) return;
+  const std::optional<uint64_t> b =
+      Bracket(region, r.node, owner_[region] == kNoOwner ? -1 : owner_[region]);
+  if (!b || *b + 1 >= region) return;
+  const int chain = std::max(regions_.at(*b).chain, r.chain) + 1;
+  if (chain > kMaxWitnessChain) return;
+  uint64_t inferred = 0;
+  for (uint64_t i = *b + 1; i < region; ++i) {
+    RegionState& s = regions_.at(i);
+    if (s.flips != 0 || (s.settled() && s.node == r.node) ||
+        (s.flags & (RegionState::kSplit | RegionState::kMisled | RegionState::kQueued))) {
+      continue;
+    }
+    s.node = r.node;
+    s.votes = 2;
+    s.chain = static_cast<uint8_t>(chain);
+    s.flags = static_cast<uint8_t>((s.flags & ~(RegionState::kPlaced | RegionState::kStale)) |
+                                   RegionState::kBracket);
+    owner_[i] = owner_[region];
+    moved_lately_[i] = decides_;
+    ++decisions[Decision::kRegionBracket];
+    ++out.wanted;
+    ++inferred;
+    if (warming_up) continue;
+    if (advice) advice(i * kRegionPages, kRegionPages, -1, r.node, "region-bracket");
+    if (act) moves_.Push(s, {i, -1}, 1ull << r.node);
+  }
+  // One of them is visited at once: a word that does not hold is found out
+  // before the pass has carried it much further.
+  if (inferred > 0) out.revisit.push_back((*b + region) / 2);
 }
 
 uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,
@@ -219,7 +299,8 @@ absl::StatusOr<RegionMovesOutcome> RegionBalancer::Drain(
 }
 
 size_t RegionBalancer::memory_bytes() const {
-  return regions_.memory_bytes() + owner_.capacity() + moves_.memory_bytes() +
+  return regions_.memory_bytes() + owner_.capacity() +
+         moved_lately_.capacity() * (sizeof(uint64_t) + sizeof(uint32_t)) + moves_.memory_bytes() +
          split_.size() * (sizeof(uint64_t) + sizeof(std::array<RegionState, kSubRegions>));
 }
 

@@ -5,7 +5,13 @@
 // visit. A region whose visits keep disagreeing within themselves is split
 // into quarters, each decided by its own samples and moved on its own
 // (DAMON's adaptive regions, in two levels); it merges back when its
-// visits agree as a whole again. Samples of a region (or quarter) that
+// visits agree as a whole again. Two visits a few regions apart (at most
+// kBracketSpan: the coarse pass of a sweep, ScanControl) that move to the
+// same node for the same owner are a bracket: the regions between them
+// move with them on their word, before the sweep's later passes visit
+// them (one is visited at once); their own visits then verify them, and a
+// VM whose bracketed regions were contradicted more than one time in nine
+// gets no more brackets. Samples of a region (or quarter) that
 // decided are the region's; the others go to the per-page policy. A region
 // settled by one vCPU's samples alone remembers that vCPU, and follows it
 // when the vCPU is given a home on another node (Follow): memory that
@@ -17,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -109,9 +116,33 @@ class RegionBalancer {
   // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is
   // settled on the visit's target as a whole, its chain.
   void Witness(uint64_t neighbour, RegionVisit& visit);
+  // The region a few to the left of `region` (at most kBracketSpan) that
+  // moved lately, settled as a whole on `node` for `owner` (-1: nobody's
+  // alone), with no region visited this period between them: the other
+  // end of a bracket. None where the nearest region that moved lately
+  // says otherwise.
+  std::optional<uint64_t> Bracket(uint64_t region, int node, int owner) const;
+  // `region` moved: the regions between it and its bracket move with it,
+  // on their word (RegionState::kBracket).
+  void Infer(uint64_t region, bool act, bool warming_up, DecisionCounts& decisions,
+             const Advice& advice, Outcome& out);
+  // Whether this VM's brackets have not misled it: contradicted at most
+  // one time in nine (one word in eight or more, past the first one).
+  bool BracketsTrusted() const { return brackets_contradicted_ * 8 <= brackets_borne_out_ + 8; }
+  // A pass's pairs are four pairs apart (ScanControl::PassOf): the far
+  // end of the pair before is 7 regions away.
+  static constexpr uint64_t kBracketSpan = 7;
+  // "Lately": within this many periods (Decide calls).
+  static constexpr uint32_t kBracketPeriods = 8;
 
   RegionTable regions_;
   std::vector<uint8_t> owner_;  // per region: the vCPU that alone settled it
+  // Regions moved within the last kBracketPeriods periods: the Decide
+  // call that moved them.
+  absl::flat_hash_map<uint64_t, uint32_t> moved_lately_;
+  uint32_t decides_ = 0;
+  // Regions moved on a bracket's word whose own visit bore it out, or not.
+  uint64_t brackets_borne_out_ = 0, brackets_contradicted_ = 0;
   absl::flat_hash_map<uint64_t, std::array<RegionState, kSubRegions>> split_;
   RegionMoves moves_;
   absl::flat_hash_map<uint64_t, Visit> visits_;  // this period's

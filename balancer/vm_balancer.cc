@@ -71,6 +71,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
       delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
       wanted,           changing,    delta.move_cpu_time,  std::exchange(revisit_, {})};
   outcome.view_cpu_time = delta.view_cpu_time;
+  outcome.dissents = delta.decisions[Decision::kRegionDissent];
   return outcome;
 }
 

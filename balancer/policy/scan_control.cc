@@ -13,7 +13,8 @@ ScanControl::ScanControl(std::vector<GfnRange> coverage, uint64_t align_pages,
       adaptive_(config.adaptive),
       align_pages_(std::max<uint64_t>(1, align_pages)),
       probes_(align_pages >= kRegionPages ? 1 : std::max(1, config.rate.probes_per_region)),
-      coverage_(std::move(coverage)) {
+      coverage_(std::move(coverage)),
+      passes_(align_pages >= kRegionPages ? 1 : kPasses) {
   for (const GfnRange& r : coverage_) {
     total_pages_ += r.count;
     // Regions the walk visits: 2 MiB boundaries cut the ranges.
@@ -72,7 +73,8 @@ absl::Duration ScanControl::host_cost_per_call() const {
   return rate_ ? absl::Seconds(rate_->host_seconds_per_call()) : absl::ZeroDuration();
 }
 
-GfnRange ScanControl::NextRegion() {
+GfnRange ScanControl::NextInOrder(bool& end) {
+  end = false;
   if (range_ >= coverage_.size()) {
     range_ = 0;
     offset_ = 0;
@@ -80,9 +82,9 @@ GfnRange ScanControl::NextRegion() {
   const GfnRange& r = coverage_[range_];
   const uint64_t first = r.first + offset_;
   // To the next 2 MiB boundary of guest-physical memory, within the range.
-  const uint64_t end = std::min(r.end(), (first / kRegionPages + 1) * kRegionPages);
-  offset_ += end - first;
-  covered_ += end - first;
+  const uint64_t last = std::min(r.end(), (first / kRegionPages + 1) * kRegionPages);
+  offset_ += last - first;
+  covered_ += last - first;
   if (offset_ >= r.count) {
     ++range_;
     offset_ = 0;
@@ -91,9 +93,34 @@ GfnRange ScanControl::NextRegion() {
     covered_ = 0;
     range_ = 0;
     offset_ = 0;
-    wrapped_ = true;
+    end = true;
   }
-  return {first, end - first};
+  return {first, last - first};
+}
+
+int ScanControl::PassOf(uint64_t index, uint64_t salt) {
+  // Regions go in pairs - the two whose probe runs meet at their common
+  // boundary this sweep (AddProbes), armed with one call - and the pairs in
+  // three passes: every 4th pair, the pairs halfway between, the rest.
+  const uint64_t pair = (index + salt) >> 1;
+  if (pair % 4 == 0) return 0;
+  if (pair % 4 == 2) return 1;
+  return 2;
+}
+
+std::optional<GfnRange> ScanControl::NextRegion() {
+  for (;;) {
+    bool end = false;
+    const GfnRange region = NextInOrder(end);
+    const int passes = coarse_ ? passes_ : 1;
+    const bool take = passes == 1 || PassOf(region.first / kRegionPages, sweeps_) == pass_;
+    if (end && ++pass_ >= passes) {
+      pass_ = 0;
+      wrapped_ = true;
+    }
+    if (take) return region;
+    if (wrapped_) return std::nullopt;
+  }
 }
 
 void ScanControl::AddProbes(ScanPlan& plan, const GfnRange& region, int probes, uint64_t run,
@@ -207,7 +234,9 @@ ScanPlan ScanControl::NextArm(const Resident& resident) {
   }
   uint64_t passed = 0;
   while (armed < n && !wrapped_) {
-    const GfnRange region = NextRegion();
+    const std::optional<GfnRange> next = NextRegion();
+    if (!next) break;
+    const GfnRange& region = *next;
     if (resident && passed < kMaxPassedOver && !resident(region)) {
       ++passed;  // nothing there: no visit, and the sweep goes on
       continue;
@@ -235,8 +264,25 @@ ScanPlan ScanControl::NextArm(const Resident& resident) {
 
 absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
   const bool wrapped = std::exchange(wrapped_, false);
-  if (wrapped) ++sweeps_;
+  if (wrapped) {
+    ++sweeps_;
+    restarted_ = false;
+    coarse_ = false;
+  }
   if (window_) return periods_->Next(f.outcome);
+  if (adaptive_ && passes_ > 1 && !(coarse_ && pass_ == 0) && !restarted_ &&
+      f.outcome.dissents > 0 && f.outcome.dissents * 2 >= regions_armed_) {
+    // Half the regions visited had settled and now disagree with where
+    // they settled: their owner changed, in runs that the later passes
+    // would reach only region by region. The sweep starts again here with its coarse pass
+    // (and ends here, every region visited once), once a sweep, so that
+    // shared memory's chance dissents cannot keep the later passes away.
+    pass_ = 0;
+    covered_ = 0;
+    restarted_ = true;
+    coarse_ = true;
+    ++restarts_;
+  }
   if (adaptive_) {
     for (uint64_t region : f.outcome.revisit) {
       if (revisits_.size() < kMaxRevisits) revisits_.push_back(region);

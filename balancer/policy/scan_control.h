@@ -13,8 +13,17 @@
 // pages a region's probe is its huge page. Probes that touch are armed as
 // one range, with one call: neighbouring regions' runs meet at their
 // common boundary (one call for two regions), and neighbouring huge pages
-// go together (one call for up to kMaxHugeRunPages). Samplers that pay per
-// fault arm the probes; the others watch the whole regions. At most one
+// go together (one call for up to kMaxHugeRunPages). The first sweep goes
+// coarse to fine, in three passes over the coverage: one pair of regions
+// in four (the two whose runs meet), the pairs halfway between, the rest -
+// a run of memory that must move is found within a quarter of the sweep,
+// and RegionBalancer moves the regions between two visits that agree (its
+// brackets). Later sweeps go in address order, until half the regions a
+// period visits dissent from where they settled (owners changed): that
+// sweep starts again there coarse to fine, once a sweep, and ends there.
+// On 2 MiB backing pages sweeps stay in address order (neighbouring huge
+// pages share calls). Samplers that pay per fault arm the probes; the
+// others watch the whole regions. At most one
 // sweep a period: when the rate allows more (small guests) the period
 // shortens, down to 100 ms, and past that the probes grow denser.
 //
@@ -124,13 +133,25 @@ class ScanControl {
   int probes_per_region() const { return probes_last_; }
   // Regions visited again because their first visit asked to move them.
   uint64_t revisits() const { return revisits_armed_; }
+  // Sweeps whose coarse pass started again where settled memory dissented.
+  uint64_t coarse_restarts() const { return restarts_; }
+  // The pass of a coarse sweep (salt: the sweep's number) in which region
+  // `index` is visited on 4 KiB backing: 0, 1 or 2 (kPasses).
+  static int PassOf(uint64_t index, uint64_t salt);
+  static constexpr int kPasses = 3;
   // Regions passed over so far because they had no memory (NextArm's
   // `resident`).
   uint64_t regions_passed() const { return passed_total_; }
   static constexpr uint64_t kMaxPassedOver = 4096;  // 8 GiB a period
 
  private:
-  GfnRange NextRegion();  // the next region of the coverage, wrapping
+  // The next region of the sweep, in its passes; none when the sweep
+  // ended without one (it is complete: `wrapped_`).
+  std::optional<GfnRange> NextRegion();
+  // The next region of the coverage in address order; `end`: it was the
+  // coverage's last.
+  GfnRange NextInOrder(bool& end);
+
   // Plans `region`'s visit: the region and its probes (runs placed by `salt`).
   void AddProbes(ScanPlan& plan, const GfnRange& region, int probes, uint64_t run,
                  uint64_t salt) const;
@@ -152,6 +173,13 @@ class ScanControl {
   const uint64_t align_pages_;
   const int probes_;
   std::vector<GfnRange> coverage_;
+  const int passes_;  // 1 on 2 MiB backing (address order), else kPasses
+  int pass_ = 0;
+  bool restarted_ = false;  // this sweep's coarse pass started again
+  // This sweep goes in passes: the first sweep, and one that started again
+  // where settled memory dissented; the others go in address order.
+  bool coarse_ = true;
+  uint64_t restarts_ = 0;
   uint64_t total_pages_ = 0;
   std::optional<ScanRate> rate_;
   size_t range_ = 0;  // cursor: coverage range, and page within it

@@ -41,6 +41,10 @@ struct RegionState {
   // at the edge between two owners' runs, whose visits see one side or the
   // other by chance, cannot be carried back and forth by its neighbours.
   static constexpr uint8_t kMisled = 16;
+  // Moved on the word of the regions either side of it (a bracket,
+  // RegionBalancer) and not visited since: its next visit counts for or
+  // against such words.
+  static constexpr uint8_t kBracket = 32;
   // Settled: enough samples agree and it has not changed its mind lately.
   bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
 };
@@ -51,6 +55,7 @@ class RegionTable {
   explicit RegionTable(uint64_t pages) : regions_((pages + kRegionPages - 1) / kRegionPages) {}
   uint64_t size() const { return regions_.size(); }
   RegionState& at(uint64_t region) { return regions_[region]; }
+  const RegionState& at(uint64_t region) const { return regions_[region]; }
   static uint64_t RegionOf(uint64_t gfn) { return gfn / kRegionPages; }
   uint64_t memory_bytes() const { return regions_.capacity() * sizeof(RegionState); }
 

@@ -42,6 +42,71 @@ ScanPlan OneSweep(ScanControl& scan, const ScanControl::Resident& resident = nul
   return sweep;
 }
 
+// The first sweep goes coarse to fine: its first pass visits one pair of
+// regions in four - a few regions apart across the whole guest, so that a
+// run of memory that must move is found within a quarter of the sweep
+// (RegionBalancer's brackets move the regions between) - then the pairs
+// halfway between, then the rest; every region once. A pair is the two
+// regions whose probe runs meet at their boundary, armed with one call.
+// Later sweeps go in address order, until half the regions of a period
+// dissent from where they settled (owners changed): the sweep then starts
+// again from there, coarse to fine, and ends there, every region once.
+void ExpectCoarseToFine(const std::vector<GfnRange>& regions, uint64_t salt) {
+  ASSERT_EQ(regions.size(), 64u);
+  std::set<uint64_t> seen;
+  int last_pass = 0;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    const uint64_t index = regions[i].first / kRegionPages;
+    EXPECT_TRUE(seen.insert(index).second) << "twice: " << index;
+    const int pass = ScanControl::PassOf(index, salt);
+    EXPECT_GE(pass, last_pass) << "region " << index << " after pass " << last_pass;
+    last_pass = pass;
+    EXPECT_EQ(pass == 0, i < 16) << "region " << index << " at " << i;  // 16 in the first
+  }
+  // Pairs of neighbours, 7 regions between a pair and the next (the pairs
+  // shift by one region each sweep, as the runs' places do).
+  for (size_t i = 1; i < 16; ++i) {
+    const uint64_t gap =
+        (regions[i].first + 64 * kRegionPages - regions[i - 1].first) / kRegionPages % 64;
+    EXPECT_TRUE(gap == 1 || gap == 7) << "gap " << gap << " at " << i;
+  }
+}
+
+TEST(ScanControl, TheFirstSweepAndOneWhoseOwnersChangedGoCoarseToFine) {
+  ScanConfig config;
+  config.rate.max_bytes_per_second = 4 * 2 * kMiB;
+  config.rate.probes_per_region = 4;
+  config.vcpus = 4;
+  config.adaptive = true;
+  ScanControl scan({{0, 64 * kRegionPages}}, 1, config);
+  ExpectCoarseToFine(OneSweep(scan).regions, 0);
+  // The second: address order.
+  const ScanPlan second = OneSweep(scan);
+  ASSERT_EQ(second.regions.size(), 64u);
+  for (size_t i = 0; i < 64; ++i) EXPECT_EQ(second.regions[i].first, i * kRegionPages);
+  // The third: after 8 regions, every region visited dissents.
+  const uint64_t salt = scan.sweeps();
+  std::vector<GfnRange> third;
+  ScanFeedback feedback;
+  feedback.vcpu_busy = absl::Seconds(4);
+  feedback.fault_cost = absl::Microseconds(55);
+  while (third.size() < 8) {
+    ScanPlan plan = scan.NextArm();
+    third.insert(third.end(), plan.regions.begin(), plan.regions.end());
+    feedback.outcome.dissents = third.size() < 8 ? 0 : plan.regions.size();
+    (void)scan.OnPeriod(feedback);
+  }
+  ASSERT_EQ(third.size(), 8u);
+  EXPECT_EQ(third.back().first, 7 * kRegionPages);
+  EXPECT_EQ(scan.coarse_restarts(), 1u);
+  ASSERT_EQ(scan.sweeps(), salt);
+  const ScanPlan rest = OneSweep(scan);
+  // From region 8 on, coarse to fine, around to region 7.
+  ExpectCoarseToFine(rest.regions, salt);
+  EXPECT_EQ(scan.sweeps(), salt + 1);
+  EXPECT_EQ(scan.coarse_restarts(), 1u);  // once a sweep
+}
+
 TEST(ScanControl, ASweepArmsEveryPageOfTheCoverageOnceInRegions) {
   // Slots with holes and edges off the 2 MiB grid.
   const std::vector<GfnRange> coverage = {{0, 1000}, {2048, 512}, {5000, 3000}, {9000, 1}};
@@ -263,7 +328,10 @@ TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
     const ScanPlan plan = UpToSpeed(scan, feedback);
     ASSERT_GE(plan.regions.size(), 4u);
     const uint64_t next_sweep_region = plan.regions.back().end() / kRegionPages;
-    feedback.outcome.revisit = {5, 40};
+    // Regions the sweep's first pass does not visit (ScanControl::PassOf).
+    feedback.outcome.revisit = {5, 43};
+    ASSERT_NE(ScanControl::PassOf(5, scan.sweeps()), 0);
+    ASSERT_NE(ScanControl::PassOf(43, scan.sweeps()), 0);
     (void)scan.OnPeriod(feedback);
     const ScanPlan next = scan.NextArm();
     ASSERT_GE(next.regions.size(), 4u);
@@ -273,14 +341,14 @@ TEST(ScanControl, ARegionThatAskedForASecondVisitGetsItNextPeriod) {
       continue;
     }
     EXPECT_EQ(next.regions[0].first, 5 * kRegionPages);
-    EXPECT_EQ(next.regions[1].first, 40 * kRegionPages);
+    EXPECT_EQ(next.regions[1].first, 43 * kRegionPages);
     EXPECT_EQ(next.regions[1].count, kRegionPages);
     EXPECT_EQ(next.regions[2].first / kRegionPages, next_sweep_region % 64);
     EXPECT_EQ(scan.revisits(), 2u);
     // Their probes lie inside them.
     uint64_t in_revisits = 0;
     for (const GfnRange& p : next.probes) {
-      in_revisits += p.first / kRegionPages == 5 || p.first / kRegionPages == 40;
+      in_revisits += p.first / kRegionPages == 5 || p.first / kRegionPages == 43;
     }
     EXPECT_EQ(in_revisits, 2u * 4);  // four probes each
   }
@@ -323,13 +391,16 @@ TEST(ScanControl, RegionsPassedOverAPeriodAreBounded) {
   const uint64_t regions = ScanControl::kMaxPassedOver + 100;
   ScanControl scan = Fixed({{0, regions * kRegionPages}}, 1);
   uint64_t checked = 0;
-  const ScanPlan plan = scan.NextArm([&](const GfnRange&) {
+  std::set<uint64_t> checked_regions;
+  const ScanPlan plan = scan.NextArm([&](const GfnRange& r) {
     ++checked;
+    checked_regions.insert(r.first / kRegionPages);
     return false;
   });
   EXPECT_EQ(checked, ScanControl::kMaxPassedOver);
   ASSERT_EQ(plan.regions.size(), 1u);
-  EXPECT_EQ(plan.regions[0].first, ScanControl::kMaxPassedOver * kRegionPages);
+  // The next region of the sweep's order, not one of those checked.
+  EXPECT_EQ(checked_regions.count(plan.regions[0].first / kRegionPages), 0u);
   EXPECT_EQ(scan.regions_passed(), ScanControl::kMaxPassedOver);
 }
 
