@@ -123,6 +123,7 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     // A region on its way to a decision (agreeing samples, not settled yet)
     // keeps the scan going as much as one that disagrees with its decision.
     if (v.whole.unanimous && !state.settled()) ++out.changing;
+    if (v.whole.unanimous && state.settled() && v.whole.target != state.node) ++out.dissents;
     const RegionVerdict whole = OnRegionVisit(state, v.whole);
     const bool split = state.flags & RegionState::kSplit;
     if (!split && whole.again) out.revisit.push_back(region);
@@ -218,9 +219,14 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
     if (advice) advice(i * kRegionPages, kRegionPages, -1, r.node, "region-bracket");
     if (act) moves_.Push(s, {i, -1}, 1ull << r.node);
   }
-  // One of them is visited at once: a word that does not hold is found out
-  // before the pass has carried it much further.
-  if (inferred > 0) out.revisit.push_back((*b + region) / 2);
+  // While this VM's brackets have few checks behind them, one of the
+  // regions is visited at once: a word that does not hold is found out
+  // before the pass has carried it much further. Later the sweep's later
+  // passes check them (a visit at once costs a call of its own, and calls
+  // are what the scan pays for where arming is dear).
+  if (inferred > 0 && brackets_borne_out_ < kCheckedAtOnce) {
+    out.revisit.push_back((*b + region) / 2);
+  }
 }
 
 uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,

@@ -9,7 +9,8 @@
 // kBracketSpan: the coarse pass of a sweep, ScanControl) that move to the
 // same node for the same owner are a bracket: the regions between them
 // move with them on their word, before the sweep's later passes visit
-// them (one is visited at once); their own visits then verify them, and a
+// them (one is visited at once while few were checked); their own visits
+// then verify them, and a
 // VM whose bracketed regions were contradicted more than one time in nine
 // gets no more brackets. Samples of a region (or quarter) that
 // decided are the region's; the others go to the per-page policy. A region
@@ -58,7 +59,10 @@ class RegionBalancer {
   struct Outcome {
     uint64_t wanted = 0;    // units the policy wants moved
     uint64_t changing = 0;  // units on the way to a decision, or leaving one
-    uint64_t visits = 0;    // regions visited
+    // Settled regions whose visit agreed on another node (their owner
+    // changed, or is about to be found wrong): PeriodOutcome::dissents.
+    uint64_t dissents = 0;
+    uint64_t visits = 0;  // regions visited
     // Regions whose first agreeing visit (no change of mind lately) found
     // their sampled pages away from their target: worth a second visit
     // soon, in order.
@@ -132,6 +136,9 @@ class RegionBalancer {
   // A pass's pairs are four pairs apart (ScanControl::PassOf): the far
   // end of the pair before is 7 regions away.
   static constexpr uint64_t kBracketSpan = 7;
+  // Bracketed regions borne out before brackets are no longer checked at
+  // once.
+  static constexpr uint64_t kCheckedAtOnce = 16;
   // "Lately": within this many periods (Decide calls).
   static constexpr uint32_t kBracketPeriods = 8;
 

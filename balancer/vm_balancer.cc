@@ -71,7 +71,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
       delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,
       wanted,           changing,    delta.move_cpu_time,  std::exchange(revisit_, {})};
   outcome.view_cpu_time = delta.view_cpu_time;
-  outcome.dissents = delta.decisions[Decision::kRegionDissent];
+  outcome.dissents = std::exchange(dissents_, 0);
   return outcome;
 }
 
@@ -250,6 +250,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
   wanted += regions.wanted;
   changing += regions.changing;
   if (mode_ == BalanceMode::kOn && !warming_up) revisit_ = regions.revisit;
+  dissents_ = regions.dissents;
   // A vCPU given a home on another node takes the regions that are its
   // alone with it.
   if (config_.regions && !warming_up) {

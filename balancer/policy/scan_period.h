@@ -40,9 +40,10 @@ struct PeriodOutcome {
   // each sampled page is on, where the vCPUs ran, other work per node,
   // pinning (the kernel's side of deciding; the rest is the policy).
   absl::Duration view_cpu_time;
-  // Settled regions whose visit disagreed with where they settled: an
-  // owner that changed, or shared memory's chance (ScanControl starts the
-  // sweep's coarse pass again from there, once a sweep).
+  // Settled regions whose visit agreed on another node than the one they
+  // settled on: an owner that changed (ScanControl starts the sweep again
+  // from there coarse to fine, once a sweep, when they are half the
+  // regions visited).
   uint64_t dissents = 0;
 };
 

@@ -192,9 +192,9 @@ TEST(Simulate, AtTheLabsArmingCostAnOwnershipChangeIsFollowedWithinASweep) {
 // first pass visits one pair of regions in four, and two visits a few
 // regions apart that move to the same node for the same owner move the
 // regions between them (RegionBalancer's brackets, ScanControl's passes).
-// numa02 reaches 90% of best in 36 s (71 s when the sweep went in address
+// numa02 reaches 90% of best in 28 s (71 s when the sweep went in address
 // order); a `phase` of 768 MiB whose owners all change at 150 s is
-// followed in 29 s (61 s): the sweep starts its coarse pass again where
+// followed in 22 s (61 s): the sweep starts its coarse pass again where
 // half the regions visited dissent. Fewest pages, none twice.
 TEST(Simulate, AtTheLabsArmingCostRunsAreFoundCoarseToFine) {
   ExpectFastWithTheFewestMoves(AtTheLabsCosts("numa02", 200), 45);
