@@ -117,7 +117,34 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     }
     state.set_last_vcpu(s.vcpu);
   }
+  RecordNeighbours(batch);
   return previous_vcpu;
+}
+
+void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
+  // Three neighbouring pages sampled in one period from two vCPUs in turn
+  // (a, b, a): memory both use at once (the pages of one probe run, armed
+  // together). Where the scan arms runs (a call costs more than faults) a
+  // page is sampled again only a sweep or two later, and hand-overs on one
+  // page take minutes to show; neighbours that alternate show sharing at
+  // the first visit. A run that crosses from one vCPU's memory into
+  // another's (a slice boundary, a guest allocator's chunk of pages per
+  // CPU) changes hands once and counts nothing.
+  const int vcpus = placer_.vcpus();
+  std::vector<std::pair<uint64_t, int>> sampled;
+  sampled.reserve(batch.size());
+  for (const AccessSample& s : batch) {
+    if (s.vcpu >= 0 && s.vcpu < vcpus && s.gfn < pages_.size()) sampled.emplace_back(s.gfn, s.vcpu);
+  }
+  std::sort(sampled.begin(), sampled.end());
+  for (size_t i = 2; i < sampled.size(); ++i) {
+    const auto& [gfn, vcpu] = sampled[i];
+    const auto& [mid_gfn, mid_vcpu] = sampled[i - 1];
+    const auto& [first_gfn, first_vcpu] = sampled[i - 2];
+    if (gfn == mid_gfn + 1 && mid_gfn == first_gfn + 1 && vcpu != mid_vcpu && vcpu == first_vcpu) {
+      placer_.AddSharing(vcpu, mid_vcpu);
+    }
+  }
 }
 
 void VmBalancer::RollRemigrationEpoch(absl::Duration now) {

@@ -92,6 +92,8 @@ class VmBalancer final {
   // Fault counts and who-followed-whom on pages; returns each sample's
   // previous vCPU on its page (-1: none).
   std::vector<int> RecordSharing(const AccessBatch& batch, const std::vector<int>& page_nodes);
+  // Co-access: neighbouring pages the batch sampled from two vCPUs in turn.
+  void RecordNeighbours(const AccessBatch& batch);
   // Starts a new re-migration epoch every 10 s: this epoch's marks become
   // the previous one's (and after a gap of 20 s or more, none are kept).
   void RollRemigrationEpoch(absl::Duration now);
