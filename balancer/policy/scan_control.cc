@@ -274,9 +274,10 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
       f.outcome.dissents > 0 && f.outcome.dissents * 2 >= regions_armed_) {
     // Half the regions visited had settled and now disagree with where
     // they settled: their owner changed, in runs that the later passes
-    // would reach only region by region. The sweep starts again here with its coarse pass
-    // (and ends here, every region visited once), once a sweep, so that
-    // shared memory's chance dissents cannot keep the later passes away.
+    // would reach only region by region. The sweep starts again here with
+    // its coarse pass (and ends here, every region visited once), once a
+    // sweep, so that shared memory's chance dissents cannot keep the
+    // later passes away.
     pass_ = 0;
     covered_ = 0;
     restarted_ = true;
