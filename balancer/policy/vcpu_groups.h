@@ -3,9 +3,11 @@
 //
 // Co-access: a page sampled from vCPU b right after it was sampled from
 // vCPU a (the kernel's numa_group idea: tasks that fault on each other's
-// pages belong together). The signal is noisy - pages every vCPU touches
-// now and then (the guest's own bookkeeping) link everybody a little, and
-// sampling windows see only some hand-overs - so links have hysteresis:
+// pages belong together), or three neighbouring pages one period sampled
+// from a and b in turn (VmBalancer::RecordNeighbours). The signal is
+// noisy - pages every vCPU touches now and then (the guest's own
+// bookkeeping) link everybody a little, and sampling windows see only
+// some hand-overs - so links have hysteresis:
 // a and b become linked when at least `join` of the less busy one's samples
 // were hand-overs with the other (and at least `min_shared` of them), and
 // stay linked until that falls under `leave`. In a group of g vCPUs a pair
