@@ -17,11 +17,28 @@ namespace {
 
 absl::Status KvmError(absl::string_view what) { return ErrnoStatus(errno, what); }
 
+// The most entries KVM holds back below a ring's size: its soft limit is
+// the size less KVM_DIRTY_RING_RSVD_ENTRIES (64) and the CPU's dirty-log
+// buffer (x86's PML: 512 entries).
+constexpr uint32_t kMostReservedEntries = 64 + 512;
+
+// The most entries CatchUp may move KVM's reset index by at one ring-full
+// exit: no more than the soft limit, which the lag is at least.
+uint32_t CatchUpLimit(uint32_t entries) {
+  if (entries <= kMostReservedEntries) return 0;
+  return std::min(entries / 2, entries - kMostReservedEntries);
+}
+
+uint32_t FlagsOf(const kvm_dirty_gfn& e) { return __atomic_load_n(&e.flags, __ATOMIC_ACQUIRE); }
+void SetFlags(kvm_dirty_gfn& e, uint32_t flags) {
+  __atomic_store_n(&e.flags, flags, __ATOMIC_RELEASE);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DirtyRingSampler>> DirtyRingSampler::Create(
     int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings, Clock clock,
-    absl::Duration drain_interval) {
+    absl::Duration drain_interval, ResetRingsFn reset) {
   for (size_t i = 0; i < rings.size(); ++i) {
     if (rings[i].entries == nullptr || rings[i].count == 0) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -29,17 +46,18 @@ absl::StatusOr<std::unique_ptr<DirtyRingSampler>> DirtyRingSampler::Create(
     }
   }
   return std::unique_ptr<DirtyRingSampler>(new DirtyRingSampler(
-      vm_fd, std::move(ram), std::move(rings), std::move(clock), drain_interval));
+      vm_fd, std::move(ram), std::move(rings), std::move(clock), drain_interval, std::move(reset)));
 }
 
 DirtyRingSampler::DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram,
                                    std::vector<DirtyRingView> rings, Clock clock,
-                                   absl::Duration drain_interval)
+                                   absl::Duration drain_interval, ResetRingsFn reset)
     : vm_fd_(vm_fd),
       ram_(std::move(ram)),
       rings_(std::move(rings)),
       clock_(std::move(clock)),
-      drain_interval_(drain_interval) {
+      drain_interval_(drain_interval),
+      reset_(std::move(reset)) {
   stats_.per_vcpu.assign(rings_.size(), 0);
   empty_full_exits_.assign(rings_.size(), 0);
 }
@@ -141,6 +159,7 @@ uint64_t DirtyRingSampler::HarvestRing(int vcpu) {
 }
 
 absl::Status DirtyRingSampler::ResetRings() {
+  if (reset_) return reset_();
   if (::ioctl(vm_fd_, KVM_RESET_DIRTY_RINGS, 0) < 0) return KvmError("KVM_RESET_DIRTY_RINGS");
   return absl::OkStatus();
 }
@@ -150,20 +169,75 @@ void DirtyRingSampler::OnRingFull(int vcpu) {
   absl::MutexLock lock(&mu_);  // with the reset: see Drain
   if (HarvestRing(vcpu) == 0 && ++empty_full_exits_[vcpu] >= 2) {
     // Full twice running with nothing written: KVM ran past the end of the
-    // ring and its reset index lags by more than a lap. Marking every entry
-    // reset lets one reset advance a full lap. Never on the first empty
-    // exit: the drain thread may have emptied the ring between the exit
-    // and this call, and then KVM's reset - which walks while entries read
-    // reset, with no bound at its dirty index - would run past the entries
-    // it wrote, and the ring would read full for good.
+    // ring, and its reset index lags its dirty index by at least the soft
+    // limit over entries it overwrote. Never on the first empty exit: the
+    // drain thread may have emptied the ring between the exit and this call.
     empty_full_exits_[vcpu] = 0;
     ++stats_.ring_overruns;
-    const DirtyRingView& ring = rings_[vcpu];
-    for (uint32_t i = 0; i < ring.count; ++i) {
-      __atomic_store_n(&ring.entries[i].flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
-    }
+    CatchUp(vcpu);
+    return;
   }
   (void)ResetRings();
+}
+
+// KVM's reset walks from its reset index while entries read reset, with no
+// bound at its dirty index, and userspace sees neither index. So the
+// entries it overwrote are marked one at a time: an empty entry marked
+// reset is taken by the next reset (reads empty again) only if it is the
+// one at the reset index, and then with the marked entries after it; from
+// there the next one. Never more than CatchUpLimit entries in all: the
+// lag is at least the soft limit, and a walk past the dirty index makes the
+// ring read full for good (KVM's count of used entries wraps) - what
+// marking the whole ring at once did (a vCPU spinning on ring-full exits,
+// seen in an ASan run under load: docs/hardening.md).
+void DirtyRingSampler::CatchUp(int vcpu) {
+  const DirtyRingView& ring = rings_[vcpu];
+  const uint32_t limit = CatchUpLimit(ring.count);
+  if (limit == 0) return;
+  auto entry = [&](uint32_t i) -> kvm_dirty_gfn& { return ring.entries[i & (ring.count - 1)]; };
+  auto marked = [&] {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ring.count; ++i) n += (FlagsOf(entry(i)) & KVM_DIRTY_GFN_F_RESET) != 0;
+    return n;
+  };
+  // First a reset that takes what is marked already (entries harvested
+  // but not yet taken); they count towards the limit.
+  const uint32_t marked_before = marked();
+  if (!ResetRings().ok()) return;
+  uint32_t taken = marked_before - marked();
+  // Marks entry `i`, resets, and says how many entries the reset took from
+  // there (0: `i` is not at the reset index, or the reset failed; the mark
+  // is taken back).
+  auto take = [&](uint32_t i) -> uint32_t {
+    uint32_t marked_after = 0;
+    while (marked_after + 1 < ring.count &&
+           (FlagsOf(entry(i + 1 + marked_after)) & KVM_DIRTY_GFN_F_RESET) != 0) {
+      ++marked_after;
+    }
+    SetFlags(entry(i), KVM_DIRTY_GFN_F_RESET);
+    (void)ResetRings();
+    if (FlagsOf(entry(i)) == KVM_DIRTY_GFN_F_RESET) {
+      SetFlags(entry(i), 0);
+      return 0;
+    }
+    return 1 + marked_after;
+  };
+  // Find the reset index: the one empty entry the reset takes.
+  uint32_t at = 0;
+  uint32_t more = 0;
+  for (; at < ring.count && more == 0 && taken < limit; ++at) {
+    if (FlagsOf(entry(at)) == 0) more = take(at);
+  }
+  if (more == 0) return;
+  taken += more;
+  at += more - 1;  // the entry after the walk
+  // Then on from there, while the entries are empty.
+  while (taken < limit && FlagsOf(entry(at)) == 0) {
+    more = take(at);
+    if (more == 0) break;
+    taken += more;
+    at += more;
+  }
 }
 
 absl::Status DirtyRingSampler::Collect(AccessBatch& out) {

@@ -10,8 +10,8 @@
 // virtualization) it pushes an entry for every emulated store rather than
 // once per page and may run past the ring's end before it exits; harvesting
 // scans the whole ring rather than trusting an index, and a second ring-full
-// exit running with nothing to harvest marks every entry reset so KVM can
-// catch up (OnRingFull).
+// exit running with nothing to harvest lets KVM's reset index catch up over
+// the entries it overwrote, never past its dirty index (OnRingFull).
 #ifndef NUMAVM_BALANCER_SAMPLING_DIRTY_RING_SAMPLER_H_
 #define NUMAVM_BALANCER_SAMPLING_DIRTY_RING_SAMPLER_H_
 
@@ -39,12 +39,16 @@ struct DirtyRingView {
 class DirtyRingSampler final : public AccessSampler {
  public:
   using Clock = std::function<absl::Duration()>;
+  // KVM_RESET_DIRTY_RINGS: KVM walks each ring from its reset index while
+  // entries read reset, and write-protects their pages again.
+  using ResetRingsFn = std::function<absl::Status()>;
 
   // The VM must have been created with the ring enabled, `rings[i]` being
-  // vCPU i's ring.
+  // vCPU i's ring. `reset` replaces the ioctl on `vm_fd` (a test's model
+  // of KVM's rings).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<DirtyRingSampler>> Create(
       int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings, Clock clock,
-      absl::Duration drain_interval = absl::Milliseconds(5));
+      absl::Duration drain_interval = absl::Milliseconds(5), ResetRingsFn reset = nullptr);
   ~DirtyRingSampler() override;
 
   absl::string_view name() const override { return "ring"; }
@@ -68,13 +72,16 @@ class DirtyRingSampler final : public AccessSampler {
 
  private:
   DirtyRingSampler(int vm_fd, std::vector<GuestRamRegion> ram, std::vector<DirtyRingView> rings,
-                   Clock clock, absl::Duration drain_interval);
+                   Clock clock, absl::Duration drain_interval, ResetRingsFn reset);
   absl::Status SetLogging(bool on);
   // Harvests one ring into `pending_` (deduplicated per period).
   uint64_t HarvestRing(int vcpu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Harvests every ring and resets them if anything was harvested.
   absl::Status Drain();
   absl::Status ResetRings();
+  // After an overrun: moves KVM's reset index of `vcpu`'s ring over the
+  // entries KVM overwrote (see the .cc).
+  void CatchUp(int vcpu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DrainLoop();
 
   const int vm_fd_;
@@ -82,6 +89,7 @@ class DirtyRingSampler final : public AccessSampler {
   const std::vector<DirtyRingView> rings_;
   const Clock clock_;
   const absl::Duration drain_interval_;
+  const ResetRingsFn reset_;
   bool logging_ = false;
   std::thread drainer_;
 
