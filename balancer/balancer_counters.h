@@ -112,6 +112,11 @@ struct BalancerCounters {
   std::vector<BalanceSeriesPoint> locality_series;
   DecisionCounts decisions;
   uint64_t regions_moved = 0;  // regions whose pages were moved as one batch
+  // Regions moved on a bracket's word (RegionBalancer) that their own
+  // later visit bore out or contradicted; brackets off once misled.
+  uint64_t brackets_borne_out = 0;
+  uint64_t brackets_contradicted = 0;
+  bool brackets_trusted = true;
   // Where page moves spent wall time (the caller's migrator: `run` only).
   MoveTimes move_times;
   double locality() const {

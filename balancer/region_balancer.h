@@ -100,6 +100,11 @@ class RegionBalancer {
                                            const std::function<void(uint64_t)>& moved);
 
   uint64_t regions() const { return regions_.size(); }
+  // Regions moved on a bracket's word whose own later visit bore it out,
+  // or contradicted it; and whether brackets are still used for this VM.
+  uint64_t brackets_borne_out() const { return brackets_borne_out_; }
+  uint64_t brackets_contradicted() const { return brackets_contradicted_; }
+  bool brackets_trusted() const { return BracketsTrusted(); }
   uint64_t split_regions() const { return split_.size(); }
   size_t memory_bytes() const;
 

@@ -66,6 +66,9 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
+  counters_.brackets_borne_out = regions_.brackets_borne_out();
+  counters_.brackets_contradicted = regions_.brackets_contradicted();
+  counters_.brackets_trusted = regions_.brackets_trusted();
   if (!status.ok()) return status;
   PeriodOutcome outcome{
       delta.attributed, delta.local, delta.pages_migrated, delta.vcpu_moves,

@@ -57,6 +57,10 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
           {"vcpu_nodes", c.vcpu_nodes},
           {"locality_series", LocalitySeries(c)},
           {"regions_moved", c.regions_moved},
+          {"brackets",
+           {{"borne_out", c.brackets_borne_out},
+            {"contradicted", c.brackets_contradicted},
+            {"trusted", c.brackets_trusted}}},
           {"decisions", c.decisions.ByName()}};
 }
 

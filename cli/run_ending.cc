@@ -43,6 +43,7 @@ void EndSampling(SamplingLoop& sampling, const AccessSampler& sampler, const Run
   s.probe_run_pages = sampling.probe_run_pages();
   s.revisits = sampling.revisits();
   s.regions_passed = sampling.regions_passed();
+  s.coarse_restarts = sampling.coarse_restarts();
   if (!sampling.status().ok()) s.error = std::string(sampling.status().message());
 }
 

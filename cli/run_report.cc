@@ -108,6 +108,7 @@ nlohmann::json SummaryToJson(const RunSummary& s) {
                    {"probe_run_pages", sm.probe_run_pages},
                    {"revisits", sm.revisits},
                    {"regions_passed", sm.regions_passed},
+                   {"coarse_restarts", sm.coarse_restarts},
                    {"fault_cost_seconds", Seconds(sm.fault_cost)},
                    {"host_seconds_per_probe", Seconds(sm.host_cost_per_probe)},
                    {"host_seconds_per_call", Seconds(sm.host_cost_per_call)},

@@ -51,6 +51,7 @@ struct SamplingSummary {
   uint64_t probe_run_pages = 1;  // neighbouring pages per arming call
   uint64_t revisits = 0;         // regions visited again at once (ScanControl)
   uint64_t regions_passed = 0;   // regions the sweep passed over: no memory there
+  uint64_t coarse_restarts = 0;  // sweeps restarted coarse (ScanControl)
   std::string error;             // why sampling stopped early, if it did
 };
 

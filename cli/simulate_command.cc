@@ -219,7 +219,8 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                    {"reads", r.sampler.reads},
                    {"writes", r.sampler.writes},
                    {"unattributed", r.sampler.unattributed},
-                   {"windows", r.sampler.windows}};
+                   {"windows", r.sampler.windows},
+                   {"coarse_restarts", r.coarse_restarts}};
   nlohmann::json phases = nlohmann::json::array();
   for (const SimPhaseResult& p : r.phases) {
     phases.push_back({{"label", p.label},

@@ -86,6 +86,7 @@ void SamplingLoop::CollectOnce() {
       probes_per_region_ = scan_->probes_per_region();
       revisits_ = scan_->revisits();
       regions_passed_ = scan_->regions_passed();
+      coarse_restarts_ = scan_->coarse_restarts();
     }
     stalled_ += cost * static_cast<double>(batch.size()) + host;
     split_.collect += decide_start - collect_start;
@@ -188,6 +189,11 @@ int SamplingLoop::probes_per_region() const {
 uint64_t SamplingLoop::regions_passed() const {
   absl::MutexLock lock(&mu_);
   return regions_passed_;
+}
+
+uint64_t SamplingLoop::coarse_restarts() const {
+  absl::MutexLock lock(&mu_);
+  return coarse_restarts_;
 }
 
 uint64_t SamplingLoop::revisits() const {

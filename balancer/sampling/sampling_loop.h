@@ -74,6 +74,9 @@ class SamplingLoop final {
   // Regions the sweep passed over because they had no memory
   // (ScanControl::regions_passed).
   uint64_t regions_passed() const;
+  // Sweeps restarted coarse because half a period's regions dissented
+  // from where they had settled (ScanControl::coarse_restarts).
+  uint64_t coarse_restarts() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
   // (which the stall budget does not charge). `view` is the part of
@@ -113,6 +116,7 @@ class SamplingLoop final {
   int probes_per_region_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t revisits_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t regions_passed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t coarse_restarts_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t arm_calls_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration stalled_ ABSL_GUARDED_BY(mu_), busy_ ABSL_GUARDED_BY(mu_);
   HostSplit split_ ABSL_GUARDED_BY(mu_);

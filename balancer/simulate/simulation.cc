@@ -269,6 +269,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
 
   r.counters = balancer.counters();
   r.sampler = sampler.stats();
+  r.coarse_restarts = scan.coarse_restarts();
   r.vcpu_end = view.VcpuNodes();
   r.pages_per_node = view.pages_per_node();
   r.final_locality = phases.back().end_locality;

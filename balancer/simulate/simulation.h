@@ -113,6 +113,7 @@ struct SimulationResult {
   double balancer_cpu_seconds = 0;  // modelled from the work counted
   std::optional<double> balancer_cpu_seconds_measured;
   uint64_t periods = 0;
+  uint64_t coarse_restarts = 0;  // ScanControl::coarse_restarts
   std::vector<SimPoint> series;  // at most kSeriesPoints
 };
 

@@ -84,6 +84,10 @@ TEST_F(RegionBracketTest, TwoVisitsAFewRegionsApartMoveTheRegionsBetween) {
   const RegionBalancer::Outcome check = Decide();
   EXPECT_EQ(check.wanted, 0u);
   EXPECT_EQ(decisions_[Decision::kRegionInPlace], 6u);
+  // What the report says of them (balance.brackets).
+  EXPECT_EQ(balancer_.brackets_borne_out(), 6u);
+  EXPECT_EQ(balancer_.brackets_contradicted(), 0u);
+  EXPECT_TRUE(balancer_.brackets_trusted());
 }
 
 TEST_F(RegionBracketTest, WordsThatMisleadAreUndoneAndThenNoBracketCarries) {
@@ -104,6 +108,8 @@ TEST_F(RegionBracketTest, WordsThatMisleadAreUndoneAndThenNoBracketCarries) {
   Drain();
   EXPECT_TRUE(On(3, 0));
   EXPECT_TRUE(On(5, 0));
+  EXPECT_EQ(balancer_.brackets_contradicted(), 2u);
+  EXPECT_FALSE(balancer_.brackets_trusted());
   // Two of six words were wrong: this VM's memory is not in runs a
   // bracket can speak for. Region 9 moves on its neighbour's word; region
   // 16's first visit, 7 regions on, waits for its own second visit.
