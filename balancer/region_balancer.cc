@@ -230,7 +230,7 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
 }
 
 uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,
-                                const Advice& advice) {
+                                const Advice& advice, uint64_t* retargeted) {
   if (vcpu < 0 || vcpu >= kNoOwner || node < 0 || node >= RegionState::kNoNode || node >= 64) {
     return 0;
   }
@@ -244,6 +244,7 @@ uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& de
       // which will want the new one, agrees instead of changing its mind.
       if (state.node != RegionState::kNoNode && state.flips == 0) {
         state.node = static_cast<uint8_t>(node);
+        if (retargeted != nullptr) ++*retargeted;
       }
       continue;
     }

@@ -78,9 +78,11 @@ class RegionBalancer {
   // that only `vcpu` was seen using and that is set for another node is
   // set for `node` (queued when `act`, advised when `advice`); one on its
   // way to settling is set for `node` too, so that its next visit agrees
-  // rather than counting as a change of mind. Returns the settled regions
-  // that follow. Cost: one pass over the region table, per home change.
-  uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice);
+  // rather than counting as a change of mind (counted in `retargeted`, if
+  // given). Returns the settled regions that follow. Cost: one pass over
+  // the region table, per home change.
+  uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice,
+                  uint64_t* retargeted = nullptr);
   // A vCPU got its first home: the votes of every region on its way to
   // settling that no single vCPU owns (Follow handles those) may say where
   // it ran before; they are marked stale (RegionState::kStale). Returns

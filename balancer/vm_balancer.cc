@@ -75,6 +75,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
       wanted,           changing,    delta.move_cpu_time,  std::exchange(revisit_, {})};
   outcome.view_cpu_time = delta.view_cpu_time;
   outcome.dissents = std::exchange(dissents_, 0);
+  outcome.followed = std::exchange(followed_, 0);
   return outcome;
 }
 
@@ -291,8 +292,12 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       if (home < 0 || home == followed_home_[v]) continue;
       first_home |= followed_home_[v] < 0;
       followed_home_[v] = home;
-      wanted += regions_.Follow(static_cast<int>(v), home, mode_ == BalanceMode::kOn,
-                                delta.decisions, advice_);
+      uint64_t retargeted = 0;
+      const uint64_t followed =
+          regions_.Follow(static_cast<int>(v), home, mode_ == BalanceMode::kOn, delta.decisions,
+                          advice_, &retargeted);
+      wanted += followed;
+      followed_ += followed + retargeted;
     }
     // Until a vCPU has a home its samples want its memory where it ran
     // (numa01 in the NUMA lab: vCPUs 2-3 ran on node 0 until they got

@@ -113,6 +113,7 @@ class VmBalancer final {
   std::vector<int> followed_home_;  // per vCPU: the home its regions last followed
   std::vector<uint64_t> revisit_;   // this period's, for PeriodOutcome::revisit
   uint64_t dissents_ = 0;           // this period's, for PeriodOutcome::dissents
+  uint64_t followed_ = 0;           // this period's, for PeriodOutcome::followed
   // How long the scan takes to visit every region, from the regions
   // visited per second lately (smoothed).
   absl::Duration SweepEstimate() const;

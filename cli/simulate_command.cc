@@ -65,6 +65,12 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     return absl::InvalidArgumentError(
         absl::StrCat("--first-touch '", flags.first_touch, "': want boot or spread"));
   }
+  if (flags.confine_first != "0") {
+    absl::StatusOr<absl::Duration> confined =
+        ParseFlagDuration("--confine-first", flags.confine_first);
+    if (!confined.ok()) return confined.status();
+    o.confined = *confined;
+  }
   // A cost, 0 to 1 s, through the one duration parser of every flag (0
   // allowed here: free).
   auto cost = [](const char* flag, const std::string& text,
@@ -165,6 +171,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"seconds", absl::ToDoubleSeconds(o.seconds)},
                 {"seed", o.seed},
                 {"first_touch", flags.first_touch},
+                {"confined_seconds", absl::ToDoubleSeconds(o.confined)},
                 {"sampler", SamplerKindName(o.sampler)},
                 {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
                 {"arm_cost_seconds", absl::ToDoubleSeconds(o.costs.arm_page)},
@@ -260,10 +267,14 @@ std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
                     const SimulationResult& r) {
   std::string out;
   absl::StrAppend(
-      &out,
-      absl::StrFormat("numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s)\n",
-                      flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
-                      absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch));
+      &out, absl::StrFormat(
+                "numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s%s)\n",
+                flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
+                absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch,
+                o.confined > absl::ZeroDuration()
+                    ? absl::StrFormat(", held on vCPU 0's node for the first %.0f s",
+                                      absl::ToDoubleSeconds(o.confined))
+                    : ""));
   absl::StrAppend(&out, absl::StrFormat("scan:      sampler %s, window %s, period %s-%s, fault "
                                         "cost %s; %u pages armed, %u samples\n",
                                         SamplerKindName(o.sampler), FormatSize(o.scan.window_bytes),

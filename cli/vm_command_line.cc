@@ -241,6 +241,10 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                       "boot (default: all memory first touched from vCPU 0's node, spilling to the "
                       "nearest nodes) or spread (each page starts on its user's node)"),
       {"boot", "spread"});
+  AddDurationOption(sim, "--confine-first", &flags.confine_first,
+                    "hold every vCPU and all memory on vCPU 0's node for this long, as a cpuset "
+                    "of that node would (the NUMA lab's first touch), then let them go; times to "
+                    "90% count only from then on (default 0: never)");
   AddDurationOption(sim, "--fault-cost", &flags.fault_cost,
                     "one hinting-fault round trip, charged to the faulting vCPU (default 55us, as "
                     "measured on the development machine; hardware: 7-40us)");

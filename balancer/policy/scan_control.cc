@@ -270,10 +270,13 @@ absl::Duration ScanControl::OnPeriod(const ScanFeedback& f) {
     coarse_ = false;
   }
   if (window_) return periods_->Next(f.outcome);
-  if (adaptive_ && passes_ > 1 && !(coarse_ && pass_ == 0) && !restarted_ &&
-      f.outcome.dissents > 0 && f.outcome.dissents * 2 >= regions_armed_) {
+  const uint64_t changed = f.outcome.dissents + f.outcome.followed;
+  if (adaptive_ && passes_ > 1 && !(coarse_ && pass_ == 0) && !restarted_ && changed > 0 &&
+      changed * 2 >= regions_armed_) {
     // Half the regions visited had settled and now disagree with where
-    // they settled: their owner changed, in runs that the later passes
+    // they settled (their owner changed), or as many were set for the new
+    // home of a vCPU that moved (PeriodOutcome::followed: the rest of its
+    // memory is still where it was), in runs that the later passes
     // would reach only region by region. The sweep starts again here with
     // its coarse pass (and ends here, every region visited once), once a
     // sweep, so that shared memory's chance dissents cannot keep the

@@ -19,8 +19,10 @@
 // a run of memory that must move is found within a quarter of the sweep,
 // and RegionBalancer moves the regions between two visits that agree (its
 // brackets). Later sweeps go in address order, until half the regions a
-// period visits dissent from where they settled (owners changed): that
-// sweep starts again there coarse to fine, once a sweep, and ends there.
+// period visits dissent from where they settled (owners changed), or as
+// many regions were set for the new home of a vCPU that moved (the rest
+// of its memory is still to be found): that sweep starts again there
+// coarse to fine, once a sweep, and ends there.
 // On 2 MiB backing pages sweeps stay in address order (neighbouring huge
 // pages share calls). Samplers that pay per fault arm the probes; the
 // others watch the whole regions. At most one
@@ -133,7 +135,8 @@ class ScanControl {
   int probes_per_region() const { return probes_last_; }
   // Regions visited again because their first visit asked to move them.
   uint64_t revisits() const { return revisits_armed_; }
-  // Sweeps whose coarse pass started again where settled memory dissented.
+  // Sweeps whose coarse pass started again where settled memory dissented
+  // (or a vCPU's memory followed it to a new home).
   uint64_t coarse_restarts() const { return restarts_; }
   // The pass of a coarse sweep (salt: the sweep's number) in which region
   // `index` is visited on 4 KiB backing: 0, 1 or 2 (kPasses).

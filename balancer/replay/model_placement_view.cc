@@ -89,6 +89,11 @@ absl::Status ModelPlacementView::PinVcpu(int vcpu, int node) {
       node >= topology_.node_count() || topology_.nodes[node].cpus.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("cannot pin vCPU ", vcpu, " to node ", node));
   }
+  if (confined_ >= 0 && node != confined_) {
+    // sched_setaffinity(2) with no CPU of the task's cpuset: EINVAL.
+    return absl::InvalidArgumentError(absl::StrCat("cannot pin vCPU ", vcpu, " to node ", node,
+                                                   ": confined to node ", confined_));
+  }
   vcpu_node_[vcpu] = node;
   ++vcpu_pins_;
   return absl::OkStatus();
@@ -99,9 +104,11 @@ absl::StatusOr<MigrationOutcome> ModelPlacementView::MovePages(
   MigrationOutcome out;
   const int64_t second = std::clamp<int64_t>(absl::ToInt64Seconds(now), 0, 65534);
   const int64_t window = absl::ToInt64Seconds(kRemigrationWindow);
+  // A node outside the confinement is refused, as move_pages(2) refuses a
+  // node outside the cpuset's mems (EACCES).
   auto valid = [this](uint64_t gfn, int node) {
     return gfn < page_node_.size() && page_node_[gfn] >= 0 && node >= 0 &&
-           node < topology_.node_count();
+           node < topology_.node_count() && (confined_ < 0 || node == confined_);
   };
   // As PageMigrator: each of the call's threads (one, or a share of
   // them, WorkersFor) starts a batch while the period's time lasts, and

@@ -47,8 +47,17 @@ class ModelPlacementView final : public PlacementView {
   using MoveListener = std::function<void(uint64_t gfn, int from, int to)>;
   void set_move_listener(MoveListener listener) { listener_ = std::move(listener); }
 
+  // Holds every vCPU and every page move on `node` (index), as a cpuset of
+  // that node's CPUs and memory would: vCPUs run there, a pin to another
+  // node fails, and so does a page move to one. -1 lets them go: each vCPU
+  // is then where it was last pinned, or where it started.
+  void Confine(int node) { confined_ = node; }
+  bool confined() const { return confined_ >= 0; }
+
   absl::StatusOr<std::vector<int>> PageNodes(const std::vector<uint64_t>& gfns) override;
-  std::vector<int> VcpuNodes() override { return vcpu_node_; }
+  std::vector<int> VcpuNodes() override {
+    return confined_ >= 0 ? std::vector<int>(vcpu_node_.size(), confined_) : vcpu_node_;
+  }
   // Other work on the modelled host: CPUs' worth per node index, steady.
   void set_other_busy(std::vector<double> busy) { other_busy_ = std::move(busy); }
   std::vector<double> OtherBusyCpus() override { return other_busy_; }
@@ -93,6 +102,7 @@ class ModelPlacementView final : public PlacementView {
   std::vector<uint64_t> used_;
   std::vector<uint16_t> chunk_counts_;  // [chunk * nodes + node], when enabled
   std::vector<int> vcpu_node_;
+  int confined_ = -1;
   std::vector<double> other_busy_;
   RateLimiter* const limiter_;
   MoveListener listener_;

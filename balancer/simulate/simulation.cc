@@ -111,7 +111,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   view.set_move_time(options.costs.move_page, PageMigrator::kMaxTimePerPeriod,
                      options.migrate_threads);
   const WorkloadPhase& first = workload.phases()[0];
-  if (options.first_touch == SimFirstTouch::kSpread) {
+  if (options.confined > absl::ZeroDuration()) view.Confine(r.vcpu_start[0]);
+  if (options.first_touch == SimFirstTouch::kSpread && !view.confined()) {
     for (const Segment& seg : first.segments) {
       const int owner = workload.OwnerAtStart(seg.range.first);
       view.TouchRange(seg.range, r.vcpu_start[owner < 0 ? 0 : owner]);
@@ -243,9 +244,15 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     }
     ++r.periods;
 
+    if (view.confined() && t1 >= options.confined) view.Confine(-1);
     const double locality = truth.Locality(view.VcpuNodes());
     const double seconds = absl::ToDoubleSeconds(t1);
     series.push_back({seconds, locality, truth.Best(), balancer.pages_migrated()});
+    if (view.confined()) {
+      // Every vCPU on the one node its memory is on: local, not placed.
+      t = t1;
+      continue;
+    }
     if (!r.seconds_to_90pct_of_best && truth.has_accesses() && locality >= 0.9 * truth.Best()) {
       r.seconds_to_90pct_of_best = seconds;
       r.guest_bytes_to_90pct_of_best = r.guest_bytes;

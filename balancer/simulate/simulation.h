@@ -44,6 +44,11 @@ struct SimulationOptions {
   absl::Duration seconds = absl::Seconds(60);
   uint64_t seed = 1;
   SimFirstTouch first_touch = SimFirstTouch::kBoot;
+  // For this long from the start every vCPU runs on vCPU 0's node and no
+  // page may move off it, as under a cpuset of that node's CPUs and memory
+  // (the NUMA lab's first touch); then the host lets them go. Memory is
+  // first touched there. Times to 90% of the best count only from then on.
+  absl::Duration confined;
   SamplerKind sampler = SamplerKind::kHint;
   SamplerCosts costs;
   BalanceMode mode = BalanceMode::kOn;

@@ -88,7 +88,8 @@ vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 COUNTERS="numa_pte_updates numa_huge_pte_updates numa_hint_faults numa_hint_faults_local numa_pages_migrated pgmigrate_success pgmigrate_fail"
 snapshot() { for c in $COUNTERS; do echo "$c=$(vmstat $c)"; done; }
 # The resident set (KiB) of process $1: anonymous and shared memory.
-rss() { awk '/^(RssAnon|RssShmem):/ {s += $2} END {print s + 0}' /proc/$1/status 2>/dev/null; }
+# (0 once the process is gone: awk reads a pipe, so it always gets to END.)
+rss() { cat /proc/$1/status 2>/dev/null | awk '/^(RssAnon|RssShmem):/ {s += $2} END {print s + 0}'; }
 
 # The kernel stacks of every thread of numavm process $1 and of its children
 # (the alias process), once, on the lab's console (LAB-STACK): where a run

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <future>
 #include <string>
 #include <thread>
 
@@ -141,8 +142,12 @@ namespace {
 // Every thread of a process, as a libvirt domain's QEMU process is counted:
 // here this test's own process, whose main thread has used CPU time.
 TEST(NodeLoad, ProcessCpuUseListsEveryThread) {
-  std::thread helper([] { usleep(100 * 1000); });
+  // The second thread lives until the listing is done (a sleep of fixed
+  // length could end first on a loaded machine).
+  std::promise<void> listed;
+  std::thread helper([done = listed.get_future()] { done.wait(); });
   const std::vector<OwnCpuUse> use = ProcessCpuUse(getpid());
+  listed.set_value();
   helper.join();
   ASSERT_GE(use.size(), 2u);
   bool found = false;
