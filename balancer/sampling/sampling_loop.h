@@ -75,7 +75,8 @@ class SamplingLoop final {
   // (ScanControl::regions_passed).
   uint64_t regions_passed() const;
   // Sweeps restarted coarse because half a period's regions dissented
-  // from where they had settled (ScanControl::coarse_restarts).
+  // from where they had settled, or followed a vCPU to a new home
+  // (ScanControl::coarse_restarts).
   uint64_t coarse_restarts() const;
   // Where this thread's CPU went, summed over the run: arming probes,
   // collecting samples, the balancer's decisions, and its page migrations
