@@ -20,15 +20,17 @@ void Add(RegionVisit& v, int target, bool in_place) {
 }  // namespace
 
 void RegionBalancer::AddSample(uint64_t gfn, int target, uint64_t acceptable, int page_node,
-                               bool private_page, int vcpu) {
+                               bool private_page, int vcpu, int group) {
   const uint64_t region = RegionTable::RegionOf(gfn);
   Visit& v = visits_[region];
   const bool in_place = page_node >= 0 && page_node < 64 && ((acceptable >> page_node) & 1);
   if (v.whole.samples == 0) {
     v.acceptable = acceptable;
     v.owner = vcpu >= 0 && vcpu < kNoOwner ? vcpu : -1;
-  } else if (v.owner != vcpu) {
-    v.owner = -1;
+    v.group = group >= 0 && group < kNoOwner ? group : -1;
+  } else {
+    if (v.owner != vcpu) v.owner = -1;
+    if (v.group != group) v.group = -1;
   }
   if (!in_place) v.from = page_node;
   Add(v.whole, target, in_place);
@@ -129,10 +131,14 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     if (!split && whole.again) out.revisit.push_back(region);
     // Whose it is: the one vCPU behind a visit that agreed (a visit of
     // several vCPUs, or of a group's target, makes it nobody's).
-    if (v.whole.unanimous && v.owner >= 0 && !split) {
+    const bool one = v.whole.unanimous && !split;
+    owner_[region] = kNoOwner;
+    state.flags &= static_cast<uint8_t>(~RegionState::kGroupOwned);
+    if (one && v.owner >= 0) {
       owner_[region] = static_cast<uint8_t>(v.owner);
-    } else {
-      owner_[region] = kNoOwner;
+    } else if (one && v.group >= 0) {
+      owner_[region] = static_cast<uint8_t>(v.group);
+      state.flags |= RegionState::kGroupOwned;
     }
     if (split && (whole.reason == RegionReason::kMove || whole.reason == RegionReason::kInPlace)) {
       // It agrees as a whole again: one region.
@@ -173,7 +179,7 @@ std::optional<uint64_t> RegionBalancer::Bracket(uint64_t region, int node, int o
     const RegionState& s = regions_.at(b);
     if (!moved_lately_.contains(b)) continue;
     if (!s.settled() || s.node != node ||
-        (s.flags & (RegionState::kSplit | RegionState::kMisled)) || owner_[b] != who) {
+        (s.flags & (RegionState::kSplit | RegionState::kMisled)) || VcpuOwner(b) != who) {
       return std::nullopt;  // the nearest region moved lately says otherwise
     }
     return b;
@@ -193,8 +199,8 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
   if (!BracketsTrusted()) return;
   RegionState& r = regions_.at(region);
   if (r.flags & (RegionState::kSplit | RegionState::kMisled)) return;
-  const std::optional<uint64_t> b =
-      Bracket(region, r.node, owner_[region] == kNoOwner ? -1 : owner_[region]);
+  const uint8_t owner = VcpuOwner(region);
+  const std::optional<uint64_t> b = Bracket(region, r.node, owner == kNoOwner ? -1 : owner);
   if (!b || *b + 1 >= region) return;
   const int chain = std::max(regions_.at(*b).chain, r.chain) + 1;
   if (chain > kMaxWitnessChain) return;
@@ -208,8 +214,9 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
     s.node = r.node;
     s.votes = 2;
     s.chain = static_cast<uint8_t>(chain);
-    s.flags = static_cast<uint8_t>((s.flags & ~(RegionState::kPlaced | RegionState::kStale)) |
-                                   RegionState::kBracket);
+    s.flags = static_cast<uint8_t>(
+        (s.flags & ~(RegionState::kPlaced | RegionState::kStale | RegionState::kGroupOwned)) |
+        RegionState::kBracket | (r.flags & RegionState::kGroupOwned));
     owner_[i] = owner_[region];
     moved_lately_[i] = decides_;
     ++decisions[Decision::kRegionBracket];
@@ -231,13 +238,25 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
 
 uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,
                                 const Advice& advice, uint64_t* retargeted) {
-  if (vcpu < 0 || vcpu >= kNoOwner || node < 0 || node >= RegionState::kNoNode || node >= 64) {
+  return FollowRegions(vcpu, false, node, act, decisions, advice, retargeted);
+}
+
+uint64_t RegionBalancer::FollowGroup(int group, int node, bool act, DecisionCounts& decisions,
+                                     const Advice& advice, uint64_t* retargeted) {
+  return FollowRegions(group, true, node, act, decisions, advice, retargeted);
+}
+
+uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, bool act,
+                                       DecisionCounts& decisions, const Advice& advice,
+                                       uint64_t* retargeted) {
+  if (who < 0 || who >= kNoOwner || node < 0 || node >= RegionState::kNoNode || node >= 64) {
     return 0;
   }
   uint64_t followed = 0;
   for (uint64_t r = 0; r < owner_.size(); ++r) {
-    if (owner_[r] != vcpu) continue;
+    if (owner_[r] != who) continue;
     RegionState& state = regions_.at(r);
+    if (((state.flags & RegionState::kGroupOwned) != 0) != group) continue;
     if ((state.flags & RegionState::kSplit) || state.node == node) continue;
     if (!state.settled()) {
       // On its way to settling for the vCPU's old node: its next visit,
@@ -264,7 +283,7 @@ uint64_t RegionBalancer::AgeVotes() {
   uint64_t aged = 0;
   for (uint64_t r = 0; r < regions_.size(); ++r) {
     RegionState& state = regions_.at(r);
-    if (owner_[r] != kNoOwner || (state.flags & RegionState::kSplit) || state.settled() ||
+    if (VcpuOwner(r) != kNoOwner || (state.flags & RegionState::kSplit) || state.settled() ||
         state.votes == 0 || state.flips != 0) {
       continue;
     }

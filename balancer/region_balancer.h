@@ -17,7 +17,9 @@
 // settled by one vCPU's samples alone remembers that vCPU, and follows it
 // when the vCPU is given a home on another node (Follow): memory that
 // belongs to one vCPU need not wait for the scan to come round twice to
-// learn that its owner moved. Only the sampling thread uses it.
+// learn that its owner moved; one settled by one vCPU group's samples alone
+// (a group on one node) follows the group the same way (FollowGroup). Only
+// the sampling thread uses it.
 #ifndef NUMAVM_BALANCER_REGION_BALANCER_H_
 #define NUMAVM_BALANCER_REGION_BALANCER_H_
 
@@ -51,10 +53,12 @@ class RegionBalancer {
   // One sample of the period: its page, where its vCPU wants the memory
   // (`target`, and the nodes that serve it: bit n for node index n), where
   // the page is, whether the page is private (not shared by vCPUs,
-  // stats/page_state.h), and the vCPU whose own node `target` is (-1: the
-  // target is a group's, or the vCPU is unknown).
+  // stats/page_state.h), the vCPU whose own node `target` is (-1: the
+  // target is a group's, or the vCPU is unknown), and the vCPU group whose
+  // one node `target` is (its id, VcpuPlacer::group_of; -1: none, or a
+  // group over several nodes).
   void AddSample(uint64_t gfn, int target, uint64_t acceptable, int page_node, bool private_page,
-                 int vcpu);
+                 int vcpu, int group = -1);
 
   struct Outcome {
     uint64_t wanted = 0;    // units the policy wants moved
@@ -83,6 +87,11 @@ class RegionBalancer {
   // the region table, per home change.
   uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice,
                   uint64_t* retargeted = nullptr);
+  // The same for a vCPU group now on one node `node`: the regions settled
+  // (or settling) by samples of that group alone follow it - a pair's
+  // memory (numa01) has no one vCPU to follow.
+  uint64_t FollowGroup(int group, int node, bool act, DecisionCounts& decisions,
+                       const Advice& advice, uint64_t* retargeted = nullptr);
   // A vCPU got its first home: the votes of every region on its way to
   // settling that no single vCPU owns (Follow handles those) may say where
   // it ran before; they are marked stale (RegionState::kStale). Returns
@@ -117,6 +126,7 @@ class RegionBalancer {
     uint64_t acceptable = 0;
     int from = -1;   // a sampled page's node, for advice
     int owner = -1;  // the one vCPU of every sample (-1: several, or none)
+    int group = -1;  // the one vCPU group of every sample (-1: several, or none)
   };
   static constexpr uint8_t kNoOwner = 0xff;
   // The outcome of one unit's verdict.
@@ -124,6 +134,10 @@ class RegionBalancer {
            const Visit& v, bool act, bool warming_up, DecisionCounts& decisions,
            const Advice& advice, Outcome& out);
   RegionState* StateOf(const RegionMoves::Unit& unit);
+  // Follow and FollowGroup: the regions that `who` (a group's id when
+  // `group`) alone settled follow it to `node`.
+  uint64_t FollowRegions(int who, bool group, int node, bool act, DecisionCounts& decisions,
+                         const Advice& advice, uint64_t* retargeted);
   // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is
   // settled on the visit's target as a whole, its chain.
   void Witness(uint64_t neighbour, RegionVisit& visit);
@@ -150,7 +164,13 @@ class RegionBalancer {
   static constexpr uint32_t kBracketPeriods = 8;
 
   RegionTable regions_;
-  std::vector<uint8_t> owner_;  // per region: the vCPU that alone settled it
+  // Per region: the vCPU, or the vCPU group (RegionState::kGroupOwned),
+  // that alone settled it.
+  std::vector<uint8_t> owner_;
+  // The vCPU that alone settled `region` (kNoOwner: none, or a group).
+  uint8_t VcpuOwner(uint64_t region) const {
+    return (regions_.at(region).flags & RegionState::kGroupOwned) ? kNoOwner : owner_[region];
+  }
   // Regions moved within the last kBracketPeriods periods: the Decide
   // call that moved them.
   absl::flat_hash_map<uint64_t, uint32_t> moved_lately_;

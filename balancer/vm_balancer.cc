@@ -265,6 +265,11 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     // group): its regions follow it (RegionBalancer::Follow).
     int owner = known && !placer_.grouped(s.vcpu) && !page.shared_by_vcpus() ? s.vcpu : -1;
     uint64_t acceptable = vcpu_node < 64 ? 1ull << vcpu_node : 0;
+    // The group whose memory this is, where the group is on one node: its
+    // regions follow the group (RegionBalancer::FollowGroup).
+    const int group_id = known && placer_.grouped(s.vcpu) && (span == nullptr || !span->multi_node)
+                             ? placer_.group_of(s.vcpu)
+                             : -1;
     if (span != nullptr && span->multi_node && span->primary >= 0) {
       target = span->primary;
       owner = -1;
@@ -273,7 +278,8 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
         if (span->busiest[n]) acceptable |= 1ull << n;
       }
     }
-    regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus(), owner);
+    regions_.AddSample(s.gfn, target, acceptable, page_node, !page.shared_by_vcpus(), owner,
+                       group_id);
   }
   // The regions' verdicts; a region that decides takes its samples with it.
   const RegionBalancer::Outcome regions =
@@ -296,6 +302,23 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       const uint64_t followed =
           regions_.Follow(static_cast<int>(v), home, mode_ == BalanceMode::kOn, delta.decisions,
                           advice_, &retargeted);
+      wanted += followed;
+      followed_ += followed + retargeted;
+    }
+    // A group on one node that moved takes its memory with it.
+    followed_group_home_.resize(spans.size(), -1);
+    for (size_t g = 0; g < spans.size(); ++g) {
+      const VcpuPlacer::GroupSpan& span = spans[g];
+      if (span.nodes.empty() || span.multi_node || span.primary < 0) continue;
+      const int home = span.primary;
+      if (home == followed_group_home_[g]) continue;
+      const bool had_home = followed_group_home_[g] >= 0;
+      followed_group_home_[g] = home;
+      if (!had_home) continue;
+      uint64_t retargeted = 0;
+      const uint64_t followed =
+          regions_.FollowGroup(static_cast<int>(g), home, mode_ == BalanceMode::kOn,
+                               delta.decisions, advice_, &retargeted);
       wanted += followed;
       followed_ += followed + retargeted;
     }

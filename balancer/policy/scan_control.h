@@ -136,7 +136,7 @@ class ScanControl {
   // Regions visited again because their first visit asked to move them.
   uint64_t revisits() const { return revisits_armed_; }
   // Sweeps whose coarse pass started again where settled memory dissented
-  // (or a vCPU's memory followed it to a new home).
+  // (or a vCPU's or a group's memory followed it to a new node).
   uint64_t coarse_restarts() const { return restarts_; }
   // The pass of a coarse sweep (salt: the sweep's number) in which region
   // `index` is visited on 4 KiB backing: 0, 1 or 2 (kPasses).

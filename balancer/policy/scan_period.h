@@ -45,8 +45,9 @@ struct PeriodOutcome {
   // from there coarse to fine, once a sweep, when they are half the
   // regions visited).
   uint64_t dissents = 0;
-  // Regions set for the new home of a vCPU that moved (RegionBalancer::
-  // Follow): its memory elsewhere has yet to be found, so ScanControl
+  // Regions set for the new node of a vCPU or vCPU group that moved
+  // (RegionBalancer::Follow, FollowGroup): its memory elsewhere has yet
+  // to be found, so ScanControl
   // starts the sweep again coarse to fine, once a sweep, as for dissents.
   uint64_t followed = 0;
 };

@@ -75,7 +75,7 @@ class SamplingLoop final {
   // (ScanControl::regions_passed).
   uint64_t regions_passed() const;
   // Sweeps restarted coarse because half a period's regions dissented
-  // from where they had settled, or followed a vCPU to a new home
+  // from where they had settled, or followed a vCPU (or group) to a new node
   // (ScanControl::coarse_restarts).
   uint64_t coarse_restarts() const;
   // Where this thread's CPU went, summed over the run: arming probes,

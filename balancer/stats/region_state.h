@@ -45,6 +45,9 @@ struct RegionState {
   // RegionBalancer) and not visited since: its next visit counts for or
   // against such words.
   static constexpr uint8_t kBracket = 32;
+  // The one owner RegionBalancer remembers for it is a vCPU group (named
+  // by its smallest vCPU), not one vCPU.
+  static constexpr uint8_t kGroupOwned = 64;
   // Settled: enough samples agree and it has not changed its mind lately.
   bool settled() const { return node != kNoNode && votes >= 2 && flips == 0; }
 };

@@ -1,8 +1,9 @@
 // The region side of the balancer (region_balancer.h) on a placement model:
 // regions settle on their second agreeing visit (or their first, beside a
 // neighbour settled on the same node) and move whole; a region
-// that one vCPU alone settled follows that vCPU to a new home at once, and
-// a region of several vCPUs, or of a group, does not.
+// that one vCPU alone settled follows that vCPU to a new home at once, one
+// that one vCPU group alone settled follows the group, and a region of
+// several vCPUs or groups does not.
 #include "balancer/region_balancer.h"
 
 #include <gtest/gtest.h>
@@ -84,6 +85,33 @@ TEST_F(RegionBalancerTest, ARegionOfOneVcpuFollowsItToItsNewHomeAtOnce) {
   EXPECT_EQ(view_->page_moves(), kRegionPages);
   // Each region settled once (a first settling is a move, even in place).
   EXPECT_EQ(decisions_[Decision::kRegionMove], 4u);
+}
+
+// A pair's memory (numa01: vCPUs 0 and 1 in group 0) has no one vCPU to
+// follow; it follows its group when the group, on one node, moves. Memory
+// two groups used, and memory of one vCPU alone, stays.
+TEST_F(RegionBalancerTest, ARegionOfOneGroupFollowsTheGroupToItsNewNode) {
+  for (int visit = 0; visit < 2; ++visit) {
+    for (int i = 0; i < 4; ++i) {
+      balancer_.AddSample(0 * kRegionPages + 100 * i + 7, 0, 1, 0, false, -1, 0);
+      balancer_.AddSample(1 * kRegionPages + 100 * i + 7, 0, 1, 0, false, -1, i % 2 == 0 ? 0 : 2);
+      balancer_.AddSample(2 * kRegionPages + 100 * i + 7, 0, 1, 0, true, 3);
+    }
+    Decide();
+  }
+  Drain();
+  EXPECT_EQ(view_->page_moves(), 0u);
+  EXPECT_EQ(balancer_.FollowGroup(0, 1, true, decisions_, nullptr), 1u);
+  Drain();
+  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
+  EXPECT_EQ(PagesOn(1, 0), kRegionPages);
+  EXPECT_EQ(PagesOn(2, 0), kRegionPages);
+  EXPECT_EQ(view_->page_moves(), kRegionPages);
+  // Group 2 moving takes nothing (region 1 was not its alone); nor does a
+  // vCPU's follow take a group's region.
+  EXPECT_EQ(balancer_.FollowGroup(2, 1, true, decisions_, nullptr), 0u);
+  EXPECT_EQ(balancer_.Follow(0, 0, true, decisions_, nullptr), 0u);
+  EXPECT_EQ(view_->page_moves(), kRegionPages);
 }
 
 // A first agreeing visit that finds the region's pages away from where its
