@@ -65,6 +65,12 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     return absl::InvalidArgumentError(
         absl::StrCat("--first-touch '", flags.first_touch, "': want boot or spread"));
   }
+  if (flags.touch == "runs") {
+    o.touch_runs = true;
+  } else if (flags.touch != "pages") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--touch '", flags.touch, "': want pages or runs"));
+  }
   if (flags.confine_first != "0") {
     absl::StatusOr<absl::Duration> confined =
         ParseFlagDuration("--confine-first", flags.confine_first);
@@ -172,6 +178,7 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"seed", o.seed},
                 {"first_touch", flags.first_touch},
                 {"confined_seconds", absl::ToDoubleSeconds(o.confined)},
+                {"touch", o.touch_runs ? "runs" : "pages"},
                 {"sampler", SamplerKindName(o.sampler)},
                 {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
                 {"arm_cost_seconds", absl::ToDoubleSeconds(o.costs.arm_page)},
@@ -268,9 +275,10 @@ std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
   std::string out;
   absl::StrAppend(
       &out, absl::StrFormat(
-                "numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s%s)\n",
+                "numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s%s%s)\n",
                 flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
                 absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch,
+                o.touch_runs ? ", runs of probes touched by one vCPU" : "",
                 o.confined > absl::ZeroDuration()
                     ? absl::StrFormat(", held on vCPU 0's node for the first %.0f s",
                                       absl::ToDoubleSeconds(o.confined))

@@ -241,6 +241,13 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                       "boot (default: all memory first touched from vCPU 0's node, spilling to the "
                       "nearest nodes) or spread (each page starts on its user's node)"),
       {"boot", "spread"});
+  OneOf(sim->add_option(
+            "--touch", flags.touch,
+            "who touches an armed page first: pages (default: each page by a vCPU drawn in "
+            "proportion to how often each uses it) or runs (a run of up to 4 neighbouring probe "
+            "pages all by the first one's vCPU, as vCPUs that go through memory in order - the "
+            "NUMA lab's workloads - touch them)"),
+        {"pages", "runs"});
   AddDurationOption(sim, "--confine-first", &flags.confine_first,
                     "hold every vCPU and all memory on vCPU 0's node for this long, as a cpuset "
                     "of that node would (the NUMA lab's first touch), then let them go; times to "

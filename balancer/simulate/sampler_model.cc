@@ -191,18 +191,27 @@ void SamplerModel::Run(const WorkloadPhase& phase, absl::Duration from, absl::Du
       }
       const double p = -std::expm1(-rate * span);
       uint64_t next = Advance(g, end, p);
+      const AccessStream* run_by = nullptr;  // set_touch_runs: the run's toucher
+      uint64_t run_first = 0;
       while (next < end) {
         keep(g, next);
         AccessSample s{next, kUnknownVcpu, AccessKind::kWrite, first_visit(rate)};
-        // Who touched it: a stream in proportion to its rate; a read or a
-        // write as that stream does.
-        double pick = random_.Uniform() * rate;
+        // Who touched it: a stream in proportion to its rate (or the one
+        // that touched the run it is in); a read or a write as that stream
+        // does.
         const AccessStream* by = nullptr;
-        for (int si : seg->streams) {
-          const AccessStream& st = phase.streams[si];
-          by = &st;
-          pick -= st.visits_per_second / st.range.count * (hint ? 1.0 : st.write_fraction);
-          if (pick <= 0) break;
+        if (touch_runs_ && run_by != nullptr && next - run_first < kMaxRunPages) {
+          by = run_by;
+        } else {
+          double pick = random_.Uniform() * rate;
+          for (int si : seg->streams) {
+            const AccessStream& st = phase.streams[si];
+            by = &st;
+            pick -= st.visits_per_second / st.range.count * (hint ? 1.0 : st.write_fraction);
+            if (pick <= 0) break;
+          }
+          run_by = by;
+          run_first = next;
         }
         if (attributed) s.vcpu = by->vcpu;
         if (hint) {

@@ -61,6 +61,14 @@ class SamplerModel {
     return kind_ == SamplerKind::kHint || kind_ == SamplerKind::kWriteProtect ||
            kind_ == SamplerKind::kEvict || kind_ == SamplerKind::kProtNone;
   }
+  // Who touches an armed page first (hint, evict, prot, wp, dirtylog): by
+  // default each page's toucher is drawn on its own, a stream in
+  // proportion to its rate. With `runs`, the pages of a run of up to
+  // kMaxRunPages neighbours are all the first drawn one's: streams that go
+  // through their memory in order (the NUMA lab's workloads) touch a run
+  // of neighbouring probes within microseconds, long before another
+  // stream comes by.
+  void set_touch_runs(bool runs) { touch_runs_ = runs; }
   // The workload of `phase` runs over [from, to): appends what the sampler
   // reports to `out`, and charges its faults to the vCPUs' stall time.
   void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);
@@ -83,6 +91,7 @@ class SamplerModel {
   const SamplerCosts costs_;
   SimRandom random_;
   std::vector<GfnRange> armed_;  // sorted, disjoint
+  bool touch_runs_ = false;
   SamplerStats stats_;
   std::vector<absl::Duration> stall_;
   absl::Duration last_arm_cost_;

@@ -127,6 +127,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   r.start_locality = truth.Locality(view.VcpuNodes());
 
   SamplerModel sampler(options.sampler, options.vcpus, pages, options.seed, options.costs);
+  sampler.set_touch_runs(options.touch_runs);
   ScanConfig scan_config = options.scan;
   scan_config.adaptive = options.mode != BalanceMode::kOff;
   scan_config.vcpus = options.vcpus;

@@ -50,6 +50,9 @@ struct SimulationOptions {
   // first touched there. Times to 90% of the best count only from then on.
   absl::Duration confined;
   SamplerKind sampler = SamplerKind::kHint;
+  // Runs of neighbouring armed pages touched by one stream
+  // (SamplerModel::set_touch_runs), not page by page.
+  bool touch_runs = false;
   SamplerCosts costs;
   BalanceMode mode = BalanceMode::kOn;
   uint64_t migrate_bytes_per_second = 256ull << 20;
