@@ -129,8 +129,9 @@ RegionBalancer::Outcome RegionBalancer::Decide(bool act, bool warming_up, Decisi
     const RegionVerdict whole = OnRegionVisit(state, v.whole);
     const bool split = state.flags & RegionState::kSplit;
     if (!split && whole.again) out.revisit.push_back(region);
-    // Whose it is: the one vCPU behind a visit that agreed (a visit of
-    // several vCPUs, or of a group's target, makes it nobody's).
+    // Whose it is: the one vCPU behind a visit that agreed, or the one
+    // vCPU group on one node (a visit of several vCPUs or groups, or of a
+    // group over several nodes, makes it nobody's).
     const bool one = v.whole.unanimous && !split;
     owner_[region] = kNoOwner;
     state.flags &= static_cast<uint8_t>(~RegionState::kGroupOwned);
