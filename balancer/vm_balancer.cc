@@ -267,9 +267,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     uint64_t acceptable = vcpu_node < 64 ? 1ull << vcpu_node : 0;
     // The group whose memory this is, where the group is on one node: its
     // regions follow the group (RegionBalancer::FollowGroup).
-    const int group_id = known && placer_.grouped(s.vcpu) && (span == nullptr || !span->multi_node)
-                             ? placer_.group_of(s.vcpu)
-                             : -1;
+    const int group_id = span != nullptr && !span->multi_node ? placer_.group_of(s.vcpu) : -1;
     if (span != nullptr && span->multi_node && span->primary >= 0) {
       target = span->primary;
       owner = -1;
