@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/thread_cpu.h"
 
 namespace numavm {
 namespace {
@@ -146,6 +147,10 @@ TEST(NodeLoad, ProcessCpuUseListsEveryThread) {
   // length could end first on a loaded machine).
   std::promise<void> listed;
   std::thread helper([done = listed.get_future()] { done.wait(); });
+  // The kernel counts a thread's CPU time in clock ticks (10 ms or less):
+  // a test process that has just started may not have used one yet.
+  volatile uint64_t spin = 0;
+  while (ThreadCpuTime() < absl::Milliseconds(50)) spin = spin + 1;
   const std::vector<OwnCpuUse> use = ProcessCpuUse(getpid());
   listed.set_value();
   helper.join();
