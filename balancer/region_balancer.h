@@ -42,6 +42,10 @@ namespace numavm {
 
 class RegionBalancer {
  public:
+  // A pass's pairs are four pairs apart (ScanControl::PassOf): the far
+  // end of the pair before is 7 regions away.
+  // Also how far apart neighbouring visits may lie (VmBalancer).
+  static constexpr uint64_t kBracketSpan = 7;
   using Advice =
       std::function<void(uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason)>;
 
@@ -154,9 +158,6 @@ class RegionBalancer {
   // Whether this VM's brackets have not misled it: contradicted at most
   // one time in nine (one word in eight or more, past the first one).
   bool BracketsTrusted() const { return brackets_contradicted_ * 8 <= brackets_borne_out_ + 8; }
-  // A pass's pairs are four pairs apart (ScanControl::PassOf): the far
-  // end of the pair before is 7 regions away.
-  static constexpr uint64_t kBracketSpan = 7;
   // Bracketed regions borne out before brackets are no longer checked at
   // once.
   static constexpr uint64_t kCheckedAtOnce = 16;

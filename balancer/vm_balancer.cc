@@ -126,14 +126,22 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
 }
 
 void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
-  // Three neighbouring pages sampled in one period from two vCPUs in turn
-  // (a, b, a): memory both use at once (the pages of one probe run, armed
-  // together). Where the scan arms runs (a call costs more than faults) a
-  // page is sampled again only a sweep or two later, and hand-overs on one
-  // page take minutes to show; neighbours that alternate show sharing at
-  // the first visit. A run that crosses from one vCPU's memory into
-  // another's (a slice boundary, a guest allocator's chunk of pages per
-  // CPU) changes hands once and counts nothing.
+  // Neighbouring runs of samples, in address order, from two vCPUs in turn
+  // (a, b, a): memory both use at once. A run is the samples one vCPU gave
+  // in a row; runs are neighbours when no other sample lies between them
+  // and they are at most a bracket's span of regions apart (the regions a
+  // period visits lie in pairs, a pair's probes one call). Where the scan
+  // arms runs (a call costs more than faults) a page is sampled again only
+  // a sweep or two later, and hand-overs on one page take minutes to show;
+  // neighbours that alternate show sharing at the first visit - three
+  // pages where vCPUs hand over page by page, three probe calls where a
+  // vCPU that goes through memory in order touches a whole call's pages
+  // first. Such calls are few a period there, so the runs go on into the
+  // next period's batch where it goes on in address order (the scan's
+  // later sweeps). A run that crosses from one vCPU's memory into
+  // another's (a slice boundary) changes hands once and counts nothing.
+  // Each alternation counts as many as the shortest of its three runs has
+  // samples.
   const int vcpus = placer_.vcpus();
   std::vector<std::pair<uint64_t, int>> sampled;
   sampled.reserve(batch.size());
@@ -141,13 +149,40 @@ void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
     if (s.vcpu >= 0 && s.vcpu < vcpus && s.gfn < pages_.size()) sampled.emplace_back(s.gfn, s.vcpu);
   }
   std::sort(sampled.begin(), sampled.end());
-  for (size_t i = 2; i < sampled.size(); ++i) {
-    const auto& [gfn, vcpu] = sampled[i];
-    const auto& [mid_gfn, mid_vcpu] = sampled[i - 1];
-    const auto& [first_gfn, first_vcpu] = sampled[i - 2];
-    if (gfn == mid_gfn + 1 && mid_gfn == first_gfn + 1 && vcpu != mid_vcpu && vcpu == first_vcpu) {
-      placer_.AddSharing(vcpu, mid_vcpu);
+  constexpr uint64_t kSpan = RegionBalancer::kBracketSpan;  // regions
+  std::vector<NeighbourRun>& runs = neighbour_runs_;        // the last three
+  auto close_triple = [&] {
+    if (runs.size() < 3) return;
+    const NeighbourRun& a = runs[0];
+    const NeighbourRun& b = runs[1];
+    if (a.vcpu != runs[2].vcpu) return;
+    uint64_t n = std::min({a.samples, b.samples, runs[2].samples});
+    if (b.samples == 1) {
+      // One page between two of the other's: only where the three are
+      // neighbouring pages.
+      n = a.last + 1 == b.first && b.first + 1 == runs[2].first ? 1 : 0;
+    } else if (n < 2) {
+      // A lone page beside a run: vCPUs touching now and then.
+      n = 0;
     }
+    for (uint64_t k = 0; k < n; ++k) placer_.AddSharing(a.vcpu, b.vcpu);
+  };
+  for (const auto& [gfn, vcpu] : sampled) {
+    if (!runs.empty() &&
+        (gfn < runs.back().last || gfn / kRegionPages - runs.back().last / kRegionPages > kSpan)) {
+      close_triple();
+      runs.clear();
+    }
+    if (!runs.empty() && runs.back().vcpu == vcpu) {
+      runs.back().last = gfn;
+      runs.back().samples += 1;
+      continue;
+    }
+    if (runs.size() == 3) {
+      close_triple();
+      runs.erase(runs.begin());
+    }
+    runs.push_back({gfn, gfn, vcpu, 1});
   }
 }
 

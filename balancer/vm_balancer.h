@@ -92,7 +92,7 @@ class VmBalancer final {
   // Fault counts and who-followed-whom on pages; returns each sample's
   // previous vCPU on its page (-1: none).
   std::vector<int> RecordSharing(const AccessBatch& batch, const std::vector<int>& page_nodes);
-  // Co-access: neighbouring pages the batch sampled from two vCPUs in turn.
+  // Co-access: neighbouring runs of samples from two vCPUs in turn.
   void RecordNeighbours(const AccessBatch& batch);
   // Starts a new re-migration epoch every 10 s: this epoch's marks become
   // the previous one's (and after a gap of 20 s or more, none are kept).
@@ -122,6 +122,13 @@ class VmBalancer final {
   absl::Duration last_batch_;
   absl::Duration epoch_start_;                      // of the re-migration epochs
   std::vector<uint64_t> moved_now_, moved_before_;  // pages marked in this / the last epoch
+  // RecordNeighbours: the samples one vCPU gave in a row, in address order.
+  struct NeighbourRun {
+    uint64_t first, last;
+    int vcpu;
+    uint64_t samples;
+  };
+  std::vector<NeighbourRun> neighbour_runs_;  // the last three, carried to the next batch
   struct PeriodLocality {
     absl::Duration at;
     uint64_t attributed = 0, local = 0;

@@ -65,11 +65,11 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     return absl::InvalidArgumentError(
         absl::StrCat("--first-touch '", flags.first_touch, "': want boot or spread"));
   }
-  if (flags.touch == "runs") {
-    o.touch_runs = true;
-  } else if (flags.touch != "pages") {
+  if (flags.touch == "runs" || flags.touch == "pages") {
+    o.touch_runs = flags.touch == "runs";
+  } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("--touch '", flags.touch, "': want pages or runs"));
+        absl::StrCat("--touch '", flags.touch, "': want runs or pages"));
   }
   if (flags.confine_first != "0") {
     absl::StatusOr<absl::Duration> confined =
@@ -278,7 +278,7 @@ std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
                 "numavm simulate: %s, %d vCPUs, %s on %s, %.0f s (seed %u, first touch %s%s%s)\n",
                 flags.workload, o.vcpus, FormatSize(o.memory_bytes), flags.topology_path,
                 absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch,
-                o.touch_runs ? ", runs of probes touched by one vCPU" : "",
+                o.touch_runs ? "" : ", each page's toucher drawn on its own",
                 o.confined > absl::ZeroDuration()
                     ? absl::StrFormat(", held on vCPU 0's node for the first %.0f s",
                                       absl::ToDoubleSeconds(o.confined))

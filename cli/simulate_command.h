@@ -20,7 +20,7 @@ struct SimulateFlags {
   uint64_t seed = 1;
   std::string first_touch = "boot";
   std::string confine_first = "0";
-  std::string touch = "pages";
+  std::string touch = "runs";
   std::string fault_cost = "55us";
   std::string arm_cost = "2us";
   std::string move_cost = "0";

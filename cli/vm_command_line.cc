@@ -243,11 +243,12 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
       {"boot", "spread"});
   OneOf(sim->add_option(
             "--touch", flags.touch,
-            "who touches an armed page first: pages (default: each page by a vCPU drawn in "
-            "proportion to how often each uses it) or runs (a run of up to 4 neighbouring probe "
-            "pages all by the first one's vCPU, as vCPUs that go through memory in order - the "
-            "NUMA lab's workloads - touch them)"),
-        {"pages", "runs"});
+            "who touches an armed page first: runs (default: every page one arming call arms - "
+            "a run of neighbouring probe pages where calls are dear - by the vCPU drawn for the "
+            "first, as vCPUs that go through memory in order, the NUMA lab's workloads, touch "
+            "them) or pages (each page by a vCPU drawn on its own, in proportion to how often "
+            "each uses it)"),
+        {"runs", "pages"});
   AddDurationOption(sim, "--confine-first", &flags.confine_first,
                     "hold every vCPU and all memory on vCPU 0's node for this long, as a cpuset "
                     "of that node would (the NUMA lab's first touch), then let them go; times to "

@@ -52,7 +52,7 @@ struct SimulationOptions {
   SamplerKind sampler = SamplerKind::kHint;
   // Runs of neighbouring armed pages touched by one stream
   // (SamplerModel::set_touch_runs), not page by page.
-  bool touch_runs = false;
+  bool touch_runs = true;
   SamplerCosts costs;
   BalanceMode mode = BalanceMode::kOn;
   uint64_t migrate_bytes_per_second = 256ull << 20;

@@ -43,7 +43,7 @@ TEST(SimulateCli, BadInputIsOneLineAndExitTwo) {
       {"--move-cost", "-1ms", "--move-cost '-1ms'"},
       {"--first-touch", "later", "want boot or spread"},
       {"--confine-first", "soon", "--confine-first: 'soon' is not a duration"},
-      {"--touch", "bytes", "--touch: 'bytes': want pages or runs"},
+      {"--touch", "bytes", "--touch: 'bytes': want runs or pages"},
       {"--busy-cpus", "lots", "--busy-cpus 'lots': want CPUs per node"},
       {"--busy-cpus", "-1", "--busy-cpus '-1': want CPUs per node"},
       {"--busy-cpus", "1,2,3", "--busy-cpus: 3 figures for 2 nodes"},
