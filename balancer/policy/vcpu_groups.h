@@ -3,10 +3,10 @@
 //
 // Co-access: a page sampled from vCPU b right after it was sampled from
 // vCPU a (the kernel's numa_group idea: tasks that fault on each other's
-// pages belong together), or three neighbouring pages one period sampled
-// from a and b in turn (VmBalancer::RecordNeighbours). The signal is
-// noisy - pages every vCPU touches now and then (the guest's own
-// bookkeeping) link everybody a little, and sampling windows see only
+// pages belong together), or three neighbouring runs of samples from a
+// and b in turn - pages, or whole probe calls (VmBalancer::RecordNeighbours).
+// The signal is noisy - pages every vCPU touches now and then (the guest's
+// own bookkeeping) link everybody a little, and sampling windows see only
 // some hand-overs - so links have hysteresis:
 // a and b become linked when at least `join` of the less busy one's samples
 // were hand-overs with the other (and at least `min_shared` of them), and

@@ -58,9 +58,10 @@ TEST(GroupSpeed, PairsOverOneCpuNodesGetTheirMemorySoonAfterTheyGroup) {
 // sweep, so a page is sampled again only minutes later and hand-overs on
 // one page could not show a group within the run: both pairs' memory
 // stayed where it was first touched (27% local where 50% is best, `groups`
-// 50% where 75% is). Three neighbouring pages that two vCPUs sampled in
-// turn in one period show the sharing at the first visit
-// (VmBalancer::RecordNeighbours).
+// 50% where 75% is). Three neighbouring runs of samples from two vCPUs in
+// turn - pages, or whole probe calls where each call's pages are one
+// vCPU's (the simulator's default `--touch runs`) - show the sharing at
+// the first visit (VmBalancer::RecordNeighbours).
 TEST(GroupSpeed, AtTheLabsArmingCostGroupsShowAtTheirFirstVisits) {
   absl::StatusOr<Topology> t =
       LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node-1cpu.toml");
