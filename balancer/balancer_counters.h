@@ -84,6 +84,7 @@ struct BalanceSeriesPoint {
   double seconds = 0;
   double locality = 0;
   uint64_t pages_migrated = 0;
+  int vcpu_groups = 0;  // groups of vCPUs then (each private vCPU is one)
 };
 
 struct BalancerCounters {

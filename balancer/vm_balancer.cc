@@ -49,8 +49,8 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
     counters_.window_local += local;
   }
   if (delta.attributed > 0) {
-    counters_.locality_series.push_back(
-        {absl::ToDoubleSeconds(now), counters_.window_locality(), counters_.pages_migrated});
+    counters_.locality_series.push_back({absl::ToDoubleSeconds(now), counters_.window_locality(),
+                                         counters_.pages_migrated, counters_.groups});
     if (counters_.locality_series.size() > kSeriesPoints) {
       std::vector<BalanceSeriesPoint> half;
       for (size_t i = 0; i < counters_.locality_series.size(); i += 2) {

@@ -13,8 +13,10 @@ namespace {
 nlohmann::json LocalitySeries(const BalancerCounters& c) {
   nlohmann::json series = nlohmann::json::array();
   for (const BalanceSeriesPoint& p : c.locality_series) {
-    series.push_back(
-        {{"seconds", p.seconds}, {"locality", p.locality}, {"pages_migrated", p.pages_migrated}});
+    series.push_back({{"seconds", p.seconds},
+                      {"locality", p.locality},
+                      {"pages_migrated", p.pages_migrated},
+                      {"vcpu_groups", p.vcpu_groups}});
   }
   return series;
 }

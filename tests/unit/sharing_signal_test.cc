@@ -37,7 +37,10 @@ int GroupsAfter(int periods, BatchOf batch_of) {
   for (int period = 0; period < periods; ++period) {
     EXPECT_TRUE(balancer.OnBatch(batch_of(period), absl::Seconds(period)).ok());
   }
-  return balancer.counters().groups;
+  const BalancerCounters c = balancer.counters();
+  // The report's series says when the groups formed.
+  EXPECT_EQ(c.locality_series.empty() ? -1 : c.locality_series.back().vcpu_groups, c.groups);
+  return c.groups;
 }
 
 // Two vCPUs streaming over the same memory: each call's pages from one,
