@@ -118,6 +118,12 @@ struct BalancerCounters {
   uint64_t brackets_borne_out = 0;
   uint64_t brackets_contradicted = 0;
   bool brackets_trusted = true;
+  // VmBalancer::RecordNeighbours: runs of samples from one vCPU (in
+  // address order), three of two vCPUs in turn that counted as sharing,
+  // and chains of runs cut (a sample behind the last, or too far on).
+  struct NeighbourRuns {
+    uint64_t runs = 0, turns = 0, cuts = 0;
+  } neighbours;
   // Where page moves spent wall time (the caller's migrator: `run` only).
   MoveTimes move_times;
   double locality() const {

@@ -166,12 +166,14 @@ void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
       n = 0;
     }
     for (uint64_t k = 0; k < n; ++k) placer_.AddSharing(a.vcpu, b.vcpu);
+    if (n > 0) ++counters_.neighbours.turns;
   };
   for (const auto& [gfn, vcpu] : sampled) {
     if (!runs.empty() &&
         (gfn < runs.back().last || gfn / kRegionPages - runs.back().last / kRegionPages > kSpan)) {
       close_triple();
       runs.clear();
+      ++counters_.neighbours.cuts;
     }
     if (!runs.empty() && runs.back().vcpu == vcpu) {
       runs.back().last = gfn;
@@ -183,6 +185,7 @@ void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
       runs.erase(runs.begin());
     }
     runs.push_back({gfn, gfn, vcpu, 1});
+    ++counters_.neighbours.runs;
   }
 }
 

@@ -22,9 +22,9 @@ void AddCall(AccessBatch& batch, uint64_t region, int vcpu) {
   }
 }
 
-// The vCPU groups after `periods` periods of `batch_of(period)`.
+// The balancer's counters after `periods` periods of `batch_of(period)`.
 template <typename BatchOf>
-int GroupsAfter(int periods, BatchOf batch_of) {
+BalancerCounters After(int periods, BatchOf batch_of) {
   Topology topology;
   topology.nodes = {NumaNode{0, {0, 1}, 1 << 30, 1 << 30}, NumaNode{1, {2, 3}, 1 << 30, 1 << 30}};
   topology.distance = {{10, 20}, {20, 10}};
@@ -40,65 +40,66 @@ int GroupsAfter(int periods, BatchOf batch_of) {
   const BalancerCounters c = balancer.counters();
   // The report's series says when the groups formed.
   EXPECT_EQ(c.locality_series.empty() ? -1 : c.locality_series.back().vcpu_groups, c.groups);
-  return c.groups;
+  return c;
 }
 
 // Two vCPUs streaming over the same memory: each call's pages from one,
 // the next call's from the other, in address order.
 TEST(SharingSignal, CallsTouchedByTwoVcpusInTurnGroupThem) {
-  EXPECT_EQ(GroupsAfter(8,
-                        [](int period) {
-                          AccessBatch batch;
-                          for (uint64_t r = 0; r < 6; ++r) {
-                            AddCall(batch, 8 * period + r, (r + period) % 2);
-                          }
-                          return batch;
-                        }),
-            1);
+  const BalancerCounters c = After(8, [](int period) {
+    AccessBatch batch;
+    for (uint64_t r = 0; r < 6; ++r) {
+      AddCall(batch, 8 * period + r, (r + period) % 2);
+    }
+    return batch;
+  });
+  EXPECT_EQ(c.groups, 1);
+  EXPECT_GT(c.neighbours.turns, 0u);
 }
 
 // The same where a call costs the host so much that a period arms one
 // call (the lab's 8-12 ms a call): the turns show across periods, as the
 // scan goes on in address order.
 TEST(SharingSignal, OneCallAPeriodInTurnStillGroups) {
-  EXPECT_EQ(GroupsAfter(48,
-                        [](int period) {
-                          AccessBatch batch;
-                          AddCall(batch, period, period % 2);
-                          return batch;
-                        }),
-            1);
+  const BalancerCounters c = After(48, [](int period) {
+    AccessBatch batch;
+    AddCall(batch, period, period % 2);
+    return batch;
+  });
+  EXPECT_EQ(c.groups, 1);
+  EXPECT_GT(c.neighbours.turns, 0u);
+  EXPECT_EQ(c.neighbours.cuts, 0u) << "one chain of runs through every period";
 }
 
 // Each vCPU its own slice (numa02): calls from one vCPU, then from the
 // other - one change of hands at the boundary, no group.
 TEST(SharingSignal, SlicesOfTwoVcpusDoNotGroupThem) {
-  EXPECT_EQ(GroupsAfter(48,
-                        [](int period) {
-                          AccessBatch batch;
-                          for (uint64_t r = 0; r < 6; ++r) AddCall(batch, r, r < 3 ? 0 : 1);
-                          return batch;
-                        }),
-            2);
+  const BalancerCounters c = After(48, [](int period) {
+    AccessBatch batch;
+    for (uint64_t r = 0; r < 6; ++r) AddCall(batch, r, r < 3 ? 0 : 1);
+    return batch;
+  });
+  EXPECT_EQ(c.groups, 2);
+  EXPECT_EQ(c.neighbours.turns, 0u);
+  EXPECT_EQ(c.neighbours.runs, 2u * 48);
+  EXPECT_EQ(c.neighbours.cuts, 47u) << "each period starts again behind the last";
 }
 
 // Lone pages far apart from two vCPUs in turn (vCPUs that touch some
 // memory now and then): no group.
 TEST(SharingSignal, LonePagesInTurnFarApartDoNotGroup) {
-  EXPECT_EQ(GroupsAfter(
-                48,
-                [](int period) {
-                  AccessBatch batch;
-                  // Two vCPUs' own calls, and lone pages of each
-                  // between them in turn.
-                  AddCall(batch, 0, 0);
-                  AddCall(batch, 40, 1);
-                  for (uint64_t r = 1; r < 7; ++r) {
-                    batch.push_back({r * kRegion, static_cast<int>(r % 2), AccessKind::kWrite, {}});
-                  }
-                  return batch;
-                }),
-            2);
+  const BalancerCounters c = After(48, [](int period) {
+    AccessBatch batch;
+    // Two vCPUs' own calls, and lone pages of each between them in turn.
+    AddCall(batch, 0, 0);
+    AddCall(batch, 40, 1);
+    for (uint64_t r = 1; r < 7; ++r) {
+      batch.push_back({r * kRegion, static_cast<int>(r % 2), AccessKind::kWrite, {}});
+    }
+    return batch;
+  });
+  EXPECT_EQ(c.groups, 2);
+  EXPECT_EQ(c.neighbours.turns, 0u);
 }
 
 }  // namespace
