@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "balancer/policy/scan_control.h"
 #include "base/thread_cpu.h"
 
 namespace numavm {
@@ -150,20 +151,21 @@ void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
   }
   std::sort(sampled.begin(), sampled.end());
   constexpr uint64_t kSpan = RegionBalancer::kBracketSpan;  // regions
-  std::vector<NeighbourRun>& runs = neighbour_runs_;        // the last three
+  constexpr uint64_t kNearPages = ScanControl::kMaxRunPages;
+  std::vector<NeighbourRun>& runs = neighbour_runs_;  // the last three
   auto close_triple = [&] {
     if (runs.size() < 3) return;
     const NeighbourRun& a = runs[0];
     const NeighbourRun& b = runs[1];
     if (a.vcpu != runs[2].vcpu) return;
     uint64_t n = std::min({a.samples, b.samples, runs[2].samples});
-    if (b.samples == 1) {
-      // One page between two of the other's: only where the three are
-      // neighbouring pages.
-      n = a.last + 1 == b.first && b.first + 1 == runs[2].first ? 1 : 0;
-    } else if (n < 2) {
-      // A lone page beside a run: vCPUs touching now and then.
-      n = 0;
+    if (n < 2) {
+      // A lone sample among them counts once, and only where the three lie
+      // within one arming call's reach (vCPUs close behind each other in
+      // the same memory touch a call's pages in turn); apart, it is a vCPU
+      // touching memory now and then.
+      const bool near = b.first - a.last <= kNearPages && runs[2].first - b.last <= kNearPages;
+      n = near ? 1 : 0;
     }
     for (uint64_t k = 0; k < n; ++k) placer_.AddSharing(a.vcpu, b.vcpu);
     if (n > 0) ++counters_.neighbours.turns;
