@@ -67,6 +67,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
+  counters_.neighbours = neighbours_;
   counters_.brackets_borne_out = regions_.brackets_borne_out();
   counters_.brackets_contradicted = regions_.brackets_contradicted();
   counters_.brackets_trusted = regions_.brackets_trusted();
@@ -168,14 +169,14 @@ void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
       n = near ? 1 : 0;
     }
     for (uint64_t k = 0; k < n; ++k) placer_.AddSharing(a.vcpu, b.vcpu);
-    if (n > 0) ++counters_.neighbours.turns;
+    if (n > 0) ++neighbours_.turns;
   };
   for (const auto& [gfn, vcpu] : sampled) {
     if (!runs.empty() &&
         (gfn < runs.back().last || gfn / kRegionPages - runs.back().last / kRegionPages > kSpan)) {
       close_triple();
       runs.clear();
-      ++counters_.neighbours.cuts;
+      ++neighbours_.cuts;
     }
     if (!runs.empty() && runs.back().vcpu == vcpu) {
       runs.back().last = gfn;
@@ -187,7 +188,7 @@ void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
       runs.erase(runs.begin());
     }
     runs.push_back({gfn, gfn, vcpu, 1});
-    ++counters_.neighbours.runs;
+    ++neighbours_.runs;
   }
 }
 

@@ -128,7 +128,8 @@ class VmBalancer final {
     int vcpu;
     uint64_t samples;
   };
-  std::vector<NeighbourRun> neighbour_runs_;  // the last three, carried to the next batch
+  std::vector<NeighbourRun> neighbour_runs_;    // the last three, carried to the next batch
+  BalancerCounters::NeighbourRuns neighbours_;  // counted (copied to counters_ under mu_)
   struct PeriodLocality {
     absl::Duration at;
     uint64_t attributed = 0, local = 0;
