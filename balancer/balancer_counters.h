@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "balancer/actuation/page_migrator.h"
 #include "balancer/balance_mode.h"
+#include "balancer/stats/neighbour_runs.h"
 
 namespace numavm {
 
@@ -118,12 +119,8 @@ struct BalancerCounters {
   uint64_t brackets_borne_out = 0;
   uint64_t brackets_contradicted = 0;
   bool brackets_trusted = true;
-  // VmBalancer::RecordNeighbours: runs of samples from one vCPU (in
-  // address order), three of two vCPUs in turn that counted as sharing,
-  // and chains of runs cut (a sample behind the last, or too far on).
-  struct NeighbourRuns {
-    uint64_t runs = 0, turns = 0, cuts = 0;
-  } neighbours;
+  // Co-access in address order (stats/neighbour_runs.h).
+  NeighbourRunCounts neighbours;
   // Where page moves spent wall time (the caller's migrator: `run` only).
   MoveTimes move_times;
   double locality() const {

@@ -43,9 +43,9 @@ class VcpuPlacer final {
   // Evidence from the page loop (vCPU indices are the caller's to check).
   void AddFault(int vcpu, int node) { faults_.Add(vcpu, node); }
   void AddSample(int vcpu) { samples_[vcpu] += 1; }
-  void AddSharing(int a, int b) {
-    shared_[a][b] += 1;
-    shared_[b][a] += 1;
+  void AddSharing(int a, int b, uint64_t times = 1) {
+    shared_[a][b] += static_cast<double>(times);
+    shared_[b][a] += static_cast<double>(times);
   }
 
   // The group id of `vcpu` (its group's smallest vCPU) and whether it shares

@@ -67,7 +67,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.state_bytes = pages_.memory_bytes() + regions_.memory_bytes() + placer_.state_bytes() +
                           sizeof(uint64_t) * (moved_now_.capacity() + moved_before_.capacity());
   counters_.decisions += delta.decisions;
-  counters_.neighbours = neighbours_;
+  counters_.neighbours = neighbours_.counts();
   counters_.brackets_borne_out = regions_.brackets_borne_out();
   counters_.brackets_contradicted = regions_.brackets_contradicted();
   counters_.brackets_trusted = regions_.brackets_trusted();
@@ -123,73 +123,9 @@ std::vector<int> VmBalancer::RecordSharing(const AccessBatch& batch,
     }
     state.set_last_vcpu(s.vcpu);
   }
-  RecordNeighbours(batch);
+  neighbours_.Add(batch, vcpus, pages_.size(),
+                  [this](int a, int b, uint64_t n) { placer_.AddSharing(a, b, n); });
   return previous_vcpu;
-}
-
-void VmBalancer::RecordNeighbours(const AccessBatch& batch) {
-  // Neighbouring runs of samples, in address order, from two vCPUs in turn
-  // (a, b, a): memory both use at once. A run is the samples one vCPU gave
-  // in a row; runs are neighbours when no other sample lies between them
-  // and they are at most a bracket's span of regions apart (the regions a
-  // period visits lie in pairs, a pair's probes one call). Where the scan
-  // arms runs (a call costs more than faults) a page is sampled again only
-  // a sweep or two later, and hand-overs on one page take minutes to show;
-  // neighbours that alternate show sharing at the first visit - three
-  // pages where vCPUs hand over page by page, three probe calls where a
-  // vCPU that goes through memory in order touches a whole call's pages
-  // first. Such calls are few a period there, so the runs go on into the
-  // next period's batch where it goes on in address order (the scan's
-  // later sweeps). A run that crosses from one vCPU's memory into
-  // another's (a slice boundary) changes hands once and counts nothing.
-  // Each alternation counts as many as the shortest of its three runs has
-  // samples.
-  const int vcpus = placer_.vcpus();
-  std::vector<std::pair<uint64_t, int>> sampled;
-  sampled.reserve(batch.size());
-  for (const AccessSample& s : batch) {
-    if (s.vcpu >= 0 && s.vcpu < vcpus && s.gfn < pages_.size()) sampled.emplace_back(s.gfn, s.vcpu);
-  }
-  std::sort(sampled.begin(), sampled.end());
-  constexpr uint64_t kSpan = RegionBalancer::kBracketSpan;  // regions
-  constexpr uint64_t kNearPages = ScanControl::kMaxRunPages;
-  std::vector<NeighbourRun>& runs = neighbour_runs_;  // the last three
-  auto close_triple = [&] {
-    if (runs.size() < 3) return;
-    const NeighbourRun& a = runs[0];
-    const NeighbourRun& b = runs[1];
-    if (a.vcpu != runs[2].vcpu) return;
-    uint64_t n = std::min({a.samples, b.samples, runs[2].samples});
-    if (n < 2) {
-      // A lone sample among them counts once, and only where the three lie
-      // within one arming call's reach (vCPUs close behind each other in
-      // the same memory touch a call's pages in turn); apart, it is a vCPU
-      // touching memory now and then.
-      const bool near = b.first - a.last <= kNearPages && runs[2].first - b.last <= kNearPages;
-      n = near ? 1 : 0;
-    }
-    for (uint64_t k = 0; k < n; ++k) placer_.AddSharing(a.vcpu, b.vcpu);
-    if (n > 0) ++neighbours_.turns;
-  };
-  for (const auto& [gfn, vcpu] : sampled) {
-    if (!runs.empty() &&
-        (gfn < runs.back().last || gfn / kRegionPages - runs.back().last / kRegionPages > kSpan)) {
-      close_triple();
-      runs.clear();
-      ++neighbours_.cuts;
-    }
-    if (!runs.empty() && runs.back().vcpu == vcpu) {
-      runs.back().last = gfn;
-      runs.back().samples += 1;
-      continue;
-    }
-    if (runs.size() == 3) {
-      close_triple();
-      runs.erase(runs.begin());
-    }
-    runs.push_back({gfn, gfn, vcpu, 1});
-    ++neighbours_.runs;
-  }
 }
 
 void VmBalancer::RollRemigrationEpoch(absl::Duration now) {

@@ -25,10 +25,12 @@
 #include "balancer/balancer_counters.h"
 #include "balancer/placement_view.h"
 #include "balancer/policy/page_policy.h"
+#include "balancer/policy/scan_control.h"
 #include "balancer/policy/scan_period.h"
 #include "balancer/policy/vcpu_groups.h"
 #include "balancer/region_balancer.h"
 #include "balancer/sampling/access_sample.h"
+#include "balancer/stats/neighbour_runs.h"
 #include "balancer/stats/page_state.h"
 #include "balancer/stats/region_state.h"
 #include "balancer/topology/topology.h"
@@ -92,8 +94,6 @@ class VmBalancer final {
   // Fault counts and who-followed-whom on pages; returns each sample's
   // previous vCPU on its page (-1: none).
   std::vector<int> RecordSharing(const AccessBatch& batch, const std::vector<int>& page_nodes);
-  // Co-access: neighbouring runs of samples from two vCPUs in turn.
-  void RecordNeighbours(const AccessBatch& batch);
   // Starts a new re-migration epoch every 10 s: this epoch's marks become
   // the previous one's (and after a gap of 20 s or more, none are kept).
   void RollRemigrationEpoch(absl::Duration now);
@@ -122,14 +122,8 @@ class VmBalancer final {
   absl::Duration last_batch_;
   absl::Duration epoch_start_;                      // of the re-migration epochs
   std::vector<uint64_t> moved_now_, moved_before_;  // pages marked in this / the last epoch
-  // RecordNeighbours: the samples one vCPU gave in a row, in address order.
-  struct NeighbourRun {
-    uint64_t first, last;
-    int vcpu;
-    uint64_t samples;
-  };
-  std::vector<NeighbourRun> neighbour_runs_;    // the last three, carried to the next batch
-  BalancerCounters::NeighbourRuns neighbours_;  // counted (copied to counters_ under mu_)
+  // Co-access in address order (its counts reach counters_ under mu_).
+  NeighbourRuns neighbours_{RegionBalancer::kBracketSpan, ScanControl::kMaxRunPages};
   struct PeriodLocality {
     absl::Duration at;
     uint64_t attributed = 0, local = 0;

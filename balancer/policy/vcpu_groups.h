@@ -4,7 +4,7 @@
 // Co-access: a page sampled from vCPU b right after it was sampled from
 // vCPU a (the kernel's numa_group idea: tasks that fault on each other's
 // pages belong together), or three neighbouring runs of samples from a
-// and b in turn - pages, or whole probe calls (VmBalancer::RecordNeighbours).
+// and b in turn - pages, or whole probe calls (stats/neighbour_runs.h).
 // The signal is noisy - pages every vCPU touches now and then (the guest's
 // own bookkeeping) link everybody a little, and sampling windows see only
 // some hand-overs - so links have hysteresis:

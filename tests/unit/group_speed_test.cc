@@ -61,7 +61,7 @@ TEST(GroupSpeed, PairsOverOneCpuNodesGetTheirMemorySoonAfterTheyGroup) {
 // 50% where 75% is). Three neighbouring runs of samples from two vCPUs in
 // turn - pages, or whole probe calls where each call's pages are one
 // vCPU's (the simulator's default `--touch runs`) - show the sharing at
-// the first visit (VmBalancer::RecordNeighbours).
+// the first visit (stats/neighbour_runs.h).
 TEST(GroupSpeed, AtTheLabsArmingCostGroupsShowAtTheirFirstVisits) {
   absl::StatusOr<Topology> t =
       LoadTopologyFile(std::string(NUMAVM_SOURCE_DIR) + "/configs/topology-4node-1cpu.toml");

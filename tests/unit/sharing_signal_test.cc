@@ -1,5 +1,5 @@
 // Which samples of one visit tell VmBalancer that two vCPUs share memory
-// (VmBalancer::RecordNeighbours): neighbouring runs of samples, in address
+// (stats/neighbour_runs.h, through VmBalancer): neighbouring runs of samples, in address
 // order, from two vCPUs in turn. Where the scan arms a few neighbouring
 // probe pages with one call, a vCPU that goes through memory in order
 // touches a whole call's pages before the other does: memory two vCPUs
