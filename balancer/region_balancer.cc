@@ -239,26 +239,32 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
 
 uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,
                                 const Advice& advice, uint64_t* retargeted) {
-  return FollowRegions(vcpu, false, node, act, decisions, advice, retargeted);
+  return FollowRegions(vcpu, false, node, node >= 0 && node < 64 ? 1ull << node : 0, act, decisions,
+                       advice, retargeted);
 }
 
-uint64_t RegionBalancer::FollowGroup(int group, int node, bool act, DecisionCounts& decisions,
-                                     const Advice& advice, uint64_t* retargeted) {
-  return FollowRegions(group, true, node, act, decisions, advice, retargeted);
+uint64_t RegionBalancer::FollowGroup(int group, int node, uint64_t stay, bool act,
+                                     DecisionCounts& decisions, const Advice& advice,
+                                     uint64_t* retargeted) {
+  return FollowRegions(group, true, node, stay, act, decisions, advice, retargeted);
 }
 
-uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, bool act,
+uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, uint64_t stay, bool act,
                                        DecisionCounts& decisions, const Advice& advice,
                                        uint64_t* retargeted) {
   if (who < 0 || who >= kNoOwner || node < 0 || node >= RegionState::kNoNode || node >= 64) {
     return 0;
   }
+  stay |= 1ull << node;
   uint64_t followed = 0;
   for (uint64_t r = 0; r < owner_.size(); ++r) {
     if (owner_[r] != who) continue;
     RegionState& state = regions_.at(r);
     if (((state.flags & RegionState::kGroupOwned) != 0) != group) continue;
-    if ((state.flags & RegionState::kSplit) || state.node == node) continue;
+    if ((state.flags & RegionState::kSplit) ||
+        (state.node < 64 && ((stay >> state.node) & 1) != 0)) {
+      continue;
+    }
     if (!state.settled()) {
       // On its way to settling for the vCPU's old node: its next visit,
       // which will want the new one, agrees instead of changing its mind.

@@ -18,7 +18,8 @@
 // when the vCPU is given a home on another node (Follow): memory that
 // belongs to one vCPU need not wait for the scan to come round twice to
 // learn that its owner moved; one settled by one vCPU group's samples alone
-// (a group on one node) follows the group the same way (FollowGroup). Only
+// (a group on one node) follows the group the same way, where the group
+// goes on to other nodes (FollowGroup). Only
 // the sampling thread uses it.
 #ifndef NUMAVM_BALANCER_REGION_BALANCER_H_
 #define NUMAVM_BALANCER_REGION_BALANCER_H_
@@ -91,10 +92,13 @@ class RegionBalancer {
   // the region table, per home change.
   uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice,
                   uint64_t* retargeted = nullptr);
-  // The same for a vCPU group now on one node `node`: the regions settled
-  // (or settling) by samples of that group alone follow it - a pair's
-  // memory (numa01) has no one vCPU to follow.
-  uint64_t FollowGroup(int group, int node, bool act, DecisionCounts& decisions,
+  // The same for a vCPU group now on the nodes `stay` (a bit a node): the
+  // regions settled (or settling) by samples of that group alone, while it
+  // was on one node, follow it to `node` unless they are on one of `stay`
+  // already - a pair's memory (numa01) has no one vCPU to follow, and a
+  // group let go from one node over two (a pair on two one-CPU nodes)
+  // takes the memory that is on neither.
+  uint64_t FollowGroup(int group, int node, uint64_t stay, bool act, DecisionCounts& decisions,
                        const Advice& advice, uint64_t* retargeted = nullptr);
   // A vCPU got its first home: the votes of every region on its way to
   // settling that no single vCPU owns (Follow handles those) may say where
@@ -139,9 +143,9 @@ class RegionBalancer {
            const Advice& advice, Outcome& out);
   RegionState* StateOf(const RegionMoves::Unit& unit);
   // Follow and FollowGroup: the regions that `who` (a group's id when
-  // `group`) alone settled follow it to `node`.
-  uint64_t FollowRegions(int who, bool group, int node, bool act, DecisionCounts& decisions,
-                         const Advice& advice, uint64_t* retargeted);
+  // `group`) alone settled follow it to `node`, but for those on `stay`.
+  uint64_t FollowRegions(int who, bool group, int node, uint64_t stay, bool act,
+                         DecisionCounts& decisions, const Advice& advice, uint64_t* retargeted);
   // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is
   // settled on the visit's target as a whole, its chain.
   void Witness(uint64_t neighbour, RegionVisit& visit);

@@ -280,19 +280,25 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
       wanted += followed;
       followed_ += followed + retargeted;
     }
-    // A group on one node that moved takes its memory with it.
-    followed_group_home_.resize(spans.size(), -1);
+    // A group that moved takes its memory with it: a group on one node to
+    // its new node; a group let go over several nodes (from one node, as
+    // the NUMA lab's cpuset holds a VM first) to its primary node, but for
+    // the memory on a node with as many of its vCPUs as any.
+    followed_group_nodes_.resize(spans.size(), 0);
     for (size_t g = 0; g < spans.size(); ++g) {
       const VcpuPlacer::GroupSpan& span = spans[g];
-      if (span.nodes.empty() || span.multi_node || span.primary < 0) continue;
-      const int home = span.primary;
-      if (home == followed_group_home_[g]) continue;
-      const bool had_home = followed_group_home_[g] >= 0;
-      followed_group_home_[g] = home;
+      if (span.nodes.empty() || span.primary < 0 || span.primary >= 64) continue;
+      uint64_t nodes = 1ull << span.primary;
+      for (size_t n = 0; span.multi_node && n < span.busiest.size() && n < 64; ++n) {
+        if (span.busiest[n]) nodes |= 1ull << n;
+      }
+      if (nodes == followed_group_nodes_[g]) continue;
+      const bool had_home = followed_group_nodes_[g] != 0;
+      followed_group_nodes_[g] = nodes;
       if (!had_home) continue;
       uint64_t retargeted = 0;
       const uint64_t followed =
-          regions_.FollowGroup(static_cast<int>(g), home, mode_ == BalanceMode::kOn,
+          regions_.FollowGroup(static_cast<int>(g), span.primary, nodes, mode_ == BalanceMode::kOn,
                                delta.decisions, advice_, &retargeted);
       wanted += followed;
       followed_ += followed + retargeted;

@@ -110,11 +110,13 @@ class VmBalancer final {
   RegionBalancer regions_;
   VcpuPlacer placer_;
   std::optional<absl::Duration> first_batch_;
-  std::vector<int> followed_home_;        // per vCPU: the home its regions last followed
-  std::vector<int> followed_group_home_;  // per group id: the node its regions last followed
-  std::vector<uint64_t> revisit_;         // this period's, for PeriodOutcome::revisit
-  uint64_t dissents_ = 0;                 // this period's, for PeriodOutcome::dissents
-  uint64_t followed_ = 0;                 // this period's, for PeriodOutcome::followed
+  std::vector<int> followed_home_;  // per vCPU: the home its regions last followed
+  // Per group id: the nodes its regions last followed to (a bit a node; 0:
+  // none yet).
+  std::vector<uint64_t> followed_group_nodes_;
+  std::vector<uint64_t> revisit_;  // this period's, for PeriodOutcome::revisit
+  uint64_t dissents_ = 0;          // this period's, for PeriodOutcome::dissents
+  uint64_t followed_ = 0;          // this period's, for PeriodOutcome::followed
   // How long the scan takes to visit every region, from the regions
   // visited per second lately (smoothed).
   absl::Duration SweepEstimate() const;

@@ -9,13 +9,14 @@
 #include <gtest/gtest.h>
 
 #include "balancer/replay/model_placement_view.h"
+#include "tests/unit/region_test_helpers.h"
 
 namespace numavm {
 namespace {
 
 constexpr uint64_t kPages = 4 * kRegionPages;  // four regions
 
-class RegionBalancerTest : public ::testing::Test {
+class RegionBalancerTest : public RegionModelTest<kPages> {
  protected:
   void SetUp() override {
     topology_.nodes = {NumaNode{0, {0}, 1 << 30, 1 << 30}, NumaNode{1, {1}, 1 << 30, 1 << 30}};
@@ -33,23 +34,6 @@ class RegionBalancerTest : public ::testing::Test {
     }
   }
   RegionBalancer::Outcome Decide() { return balancer_.Decide(true, false, decisions_, nullptr); }
-  uint64_t PagesOn(uint64_t region, int node) const {
-    uint64_t n = 0;
-    for (uint64_t g = region * kRegionPages; g < (region + 1) * kRegionPages; ++g) {
-      n += view_->NodeOf(g) == node;
-    }
-    return n;
-  }
-  void Drain() {
-    absl::StatusOr<RegionMovesOutcome> out =
-        balancer_.Drain(*view_, absl::Seconds(1), [](uint64_t) {});
-    ASSERT_TRUE(out.ok()) << out.status();
-  }
-
-  Topology topology_;
-  std::unique_ptr<ModelPlacementView> view_;
-  RegionBalancer balancer_{kPages, 1};
-  DecisionCounts decisions_;
 };
 
 TEST_F(RegionBalancerTest, ARegionOfOneVcpuFollowsItToItsNewHomeAtOnce) {
@@ -101,7 +85,7 @@ TEST_F(RegionBalancerTest, ARegionOfOneGroupFollowsTheGroupToItsNewNode) {
   }
   Drain();
   EXPECT_EQ(view_->page_moves(), 0u);
-  EXPECT_EQ(balancer_.FollowGroup(0, 1, true, decisions_, nullptr), 1u);
+  EXPECT_EQ(balancer_.FollowGroup(0, 1, 1ull << 1, true, decisions_, nullptr), 1u);
   Drain();
   EXPECT_EQ(PagesOn(0, 1), kRegionPages);
   EXPECT_EQ(PagesOn(1, 0), kRegionPages);
@@ -109,7 +93,7 @@ TEST_F(RegionBalancerTest, ARegionOfOneGroupFollowsTheGroupToItsNewNode) {
   EXPECT_EQ(view_->page_moves(), kRegionPages);
   // Group 2 moving takes nothing (region 1 was not its alone); nor does a
   // vCPU's follow take a group's region.
-  EXPECT_EQ(balancer_.FollowGroup(2, 1, true, decisions_, nullptr), 0u);
+  EXPECT_EQ(balancer_.FollowGroup(2, 1, 1ull << 1, true, decisions_, nullptr), 0u);
   EXPECT_EQ(balancer_.Follow(0, 0, true, decisions_, nullptr), 0u);
   EXPECT_EQ(view_->page_moves(), kRegionPages);
 }
