@@ -109,6 +109,8 @@ struct BalancerCounters {
   uint64_t state_bytes = 0;      // memory of its per-page and per-vCPU state
   int groups = 0;                // vCPU groups now (vCPUs sharing memory)
   std::vector<int> vcpu_nodes;   // node index each vCPU last ran on (-1: never seen)
+  // Each vCPU's group then: the group's smallest vCPU (itself if alone).
+  std::vector<int> vcpu_group_of;
   // One point per period with attributed samples, at most kSeriesPoints
   // (then every other point is dropped).
   std::vector<BalanceSeriesPoint> locality_series;

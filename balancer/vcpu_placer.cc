@@ -82,6 +82,7 @@ std::vector<int> VcpuPlacer::Place(const std::vector<int>& running, absl::Durati
   group_size_.assign(vcpus, 0);
   for (int v = 0; v < vcpus; ++v) ++group_size_[group_[v]];
   for (int v = 0; v < vcpus; ++v) delta.groups += group_size_[v] > 0 ? 1 : 0;
+  delta.vcpu_group_of = group_;
   std::vector<int> effective(vcpus, -1);
   for (int v = 0; v < vcpus; ++v) {
     effective[v] = home_[v] >= 0                          ? home_[v]

@@ -35,6 +35,7 @@ absl::StatusOr<PeriodOutcome> VmBalancer::OnBatch(const AccessBatch& batch, absl
   counters_.move_cpu_time += delta.move_cpu_time;
   counters_.view_cpu_time += delta.view_cpu_time;
   counters_.groups = delta.groups;
+  if (!delta.vcpu_group_of.empty()) counters_.vcpu_group_of = delta.vcpu_group_of;
   ++counters_.periods;
   // The window: the last kLocalityWindow periods, and none older than
   // kLocalityWindowTime (long adaptive periods would otherwise keep the

@@ -58,6 +58,7 @@ nlohmann::json BalancerCountersToJson(const BalancerCounters& c) {
         {"helper_cpu", absl::ToDoubleSeconds(c.move_times.helper_cpu)}}},
       {"state_bytes", c.state_bytes},
       {"vcpu_nodes", c.vcpu_nodes},
+      {"vcpu_group_of", c.vcpu_group_of},
       {"locality_series", LocalitySeries(c)},
       {"regions_moved", c.regions_moved},
       {"brackets",

@@ -303,6 +303,7 @@ TEST(VcpuPlacementTest, GroupsThatSpanNodesGetHomesInsteadOfWandering) {
   }
   const BalancerCounters c = balancer.counters();
   EXPECT_EQ(c.groups, 2);
+  EXPECT_EQ(c.vcpu_group_of, (std::vector<int>{0, 0, 2, 2}));
   for (int v = 0; v < 4; ++v) EXPECT_GE(view.pinned[v], 0) << "vCPU " << v << " has no home";
   // Each node has one CPU: the four homes are four different nodes.
   std::vector<int> homes = view.pinned;
