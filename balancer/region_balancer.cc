@@ -239,8 +239,7 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
 
 uint64_t RegionBalancer::Follow(int vcpu, int node, bool act, DecisionCounts& decisions,
                                 const Advice& advice, uint64_t* retargeted) {
-  return FollowRegions(vcpu, false, node, node >= 0 && node < 64 ? 1ull << node : 0, act, decisions,
-                       advice, retargeted);
+  return FollowRegions(vcpu, false, node, /*stay=*/0, act, decisions, advice, retargeted);
 }
 
 uint64_t RegionBalancer::FollowGroup(int group, int node, uint64_t stay, bool act,

@@ -143,7 +143,8 @@ class RegionBalancer {
            const Advice& advice, Outcome& out);
   RegionState* StateOf(const RegionMoves::Unit& unit);
   // Follow and FollowGroup: the regions that `who` (a group's id when
-  // `group`) alone settled follow it to `node`, but for those on `stay`.
+  // `group`) alone settled follow it to `node`, but for those on `node` or
+  // on `stay`.
   uint64_t FollowRegions(int who, bool group, int node, uint64_t stay, bool act,
                          DecisionCounts& decisions, const Advice& advice, uint64_t* retargeted);
   // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is

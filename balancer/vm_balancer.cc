@@ -5,9 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "balancer/policy/scan_control.h"
 #include "base/thread_cpu.h"
 
 namespace numavm {
