@@ -77,6 +77,12 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     if (!confined.ok()) return confined.status();
     o.confined = *confined;
   }
+  if (flags.confined_work == "workload" || flags.confined_work == "first-touch") {
+    o.held_first_touch_only = flags.confined_work == "first-touch";
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--confined-work '", flags.confined_work, "': want workload or first-touch"));
+  }
   // A cost, 0 to 1 s, through the one duration parser of every flag (0
   // allowed here: free).
   auto cost = [](const char* flag, const std::string& text,
@@ -95,6 +101,7 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
   absl::StatusOr<absl::Duration> arm = cost("--arm-cost", flags.arm_cost, "3ms");
   if (!arm.ok()) return arm.status();
   o.costs.arm_page = *arm;
+  o.costs.arm_per_node = flags.arm_cost_per_node;
   absl::StatusOr<absl::Duration> move = cost("--move-cost", flags.move_cost, "1ms");
   if (!move.ok()) return move.status();
   o.costs.move_page = *move;
@@ -178,10 +185,12 @@ nlohmann::json ToJson(const SimulateFlags& flags, const SimulationOptions& o,
                 {"seed", o.seed},
                 {"first_touch", flags.first_touch},
                 {"confined_seconds", absl::ToDoubleSeconds(o.confined)},
+                {"confined_work", flags.confined_work},
                 {"touch", o.touch_runs ? "runs" : "pages"},
                 {"sampler", SamplerKindName(o.sampler)},
                 {"fault_cost_seconds", absl::ToDoubleSeconds(o.costs.hint_fault)},
                 {"arm_cost_seconds", absl::ToDoubleSeconds(o.costs.arm_page)},
+                {"arm_cost_per_node", o.costs.arm_per_node},
                 {"move_cost_seconds", absl::ToDoubleSeconds(o.costs.move_page)},
                 {"balance", BalanceModeName(o.mode)},
                 {"migrate_bytes_per_second", o.migrate_bytes_per_second},

@@ -20,9 +20,11 @@ struct SimulateFlags {
   uint64_t seed = 1;
   std::string first_touch = "boot";
   std::string confine_first = "0";
+  std::string confined_work = "workload";
   std::string touch = "runs";
   std::string fault_cost = "55us";
   std::string arm_cost = "2us";
+  bool arm_cost_per_node = false;
   std::string move_cost = "0";
   std::string report = "table";
   std::string sampler = "hint";

@@ -253,6 +253,12 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "hold every vCPU and all memory on vCPU 0's node for this long, as a cpuset "
                     "of that node would (the NUMA lab's first touch), then let them go; times to "
                     "90% count only from then on (default 0: never)");
+  OneOf(sim->add_option("--confined-work", flags.confined_work,
+                        "what the guest does while held by --confine-first: workload (default: "
+                        "its workload runs) or first-touch (it only first-touches its memory, "
+                        "and its workload starts 2 s before the release, as in the NUMA lab's "
+                        "numavm runs: the probes armed while held all fire then)"),
+        {"workload", "first-touch"});
   AddDurationOption(sim, "--fault-cost", &flags.fault_cost,
                     "one hinting-fault round trip, charged to the faulting vCPU (default 55us, as "
                     "measured on the development machine; hardware: 7-40us)");
@@ -263,6 +269,10 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                     "table's 'us/call' - a report's sampling.host_seconds_per_call_mean - or "
                     "'us/probe host' times the pages one call arms: two regions' runs where they "
                     "meet)");
+  sim->add_flag("--arm-cost-per-node", flags.arm_cost_per_node,
+                "charge --arm-cost once for each node the vCPUs run on: a TLB shootdown waits "
+                "for every CPU the VM's threads run on (the NUMA lab: one emulated CPU after "
+                "another on one host thread)");
   AddDurationOption(sim, "--move-cost", &flags.move_cost,
                     "the balancer's wall time to migrate one page, within the 1s a period's "
                     "moves may take in 'numavm run' (default 0: free; the NUMA lab: ~1.4ms through "

@@ -78,7 +78,7 @@ void SamplerModel::Arm(const ScanPlan& plan) {
     armed_ = Union(std::move(clipped));
     const uint64_t zapped = armed_pages() - before;
     stats_.pages_armed += zapped;
-    last_arm_cost_ = costs_.arm_page * calls;
+    last_arm_cost_ = costs_.arm_page * calls * (costs_.arm_per_node ? spread_ : 1);
   } else {
     stats_.pages_armed += asked;
     // The dirty log harvests, and the ring reports, only what was armed last.

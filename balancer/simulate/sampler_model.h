@@ -42,6 +42,12 @@ struct SamplerCosts {
   // One page migration on the balancer's thread (wall time), within
   // PageMigrator::kMaxTimePerPeriod a period; zero: moves are free.
   absl::Duration move_page;
+  // An arming call costs arm_page once for each node the VM's vCPUs run on
+  // (SamplerModel::set_spread): a TLB shootdown waits for every CPU the
+  // VM's threads run on - in the NUMA lab, one emulated CPU after another
+  // on one host thread, so a call there costs 3-4x as much once the vCPUs
+  // spread over four one-CPU nodes. False: the same wherever they run.
+  bool arm_per_node = false;
 };
 
 class SamplerModel {
@@ -69,6 +75,8 @@ class SamplerModel {
   // of neighbouring probes within microseconds, long before another
   // stream comes by.
   void set_touch_runs(bool runs) { touch_runs_ = runs; }
+  // How many nodes the VM's vCPUs run on now (SamplerCosts::arm_per_node).
+  void set_spread(int nodes) { spread_ = nodes < 1 ? 1 : nodes; }
   // The workload of `phase` runs over [from, to): appends what the sampler
   // reports to `out`, and charges its faults to the vCPUs' stall time.
   void Run(const WorkloadPhase& phase, absl::Duration from, absl::Duration to, AccessBatch& out);
@@ -92,6 +100,7 @@ class SamplerModel {
   SimRandom random_;
   std::vector<GfnRange> armed_;  // sorted, disjoint
   bool touch_runs_ = false;
+  int spread_ = 1;
   SamplerStats stats_;
   std::vector<absl::Duration> stall_;
   absl::Duration last_arm_cost_;

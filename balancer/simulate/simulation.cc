@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "balancer/actuation/page_migrator.h"
@@ -145,7 +146,18 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
       return false;
     };
   }
+  // The nodes the vCPUs run on, for an arming call's cost.
+  auto spread = [&view] {
+    const std::vector<int> nodes = view.VcpuNodes();
+    return static_cast<int>(std::set<int>(nodes.begin(), nodes.end()).size());
+  };
+  // When the workload's own accesses begin (SimulationOptions::held_first_touch_only).
+  const absl::Duration work_from =
+      options.held_first_touch_only
+          ? std::max(absl::ZeroDuration(), options.confined - SimulationOptions::kWorkAfterTouch)
+          : absl::ZeroDuration();
   if (options.sampler != SamplerKind::kOff) {
+    sampler.set_spread(spread());
     sampler.Arm(scan.NextArm(resident));
     arm_cost += sampler.last_arm_cost();
   }
@@ -196,11 +208,13 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
       }
       const absl::Duration b =
           p + 1 < workload.phases().size() ? std::min(t1, workload.phases()[p + 1].start) : t1;
-      sampler.Run(workload.phases()[p], a, b, batch);
+      // Only a first touch before `work_from`: busy, but no probe fires.
+      const absl::Duration from = std::max(a, std::min(b, work_from));
+      sampler.Run(workload.phases()[p], from, b, batch);
       for (int v = 0; v < options.vcpus; ++v) {
         if (!workload.Busy(p, v)) continue;
         busy += b - a;
-        run_time[v] += b - a;
+        run_time[v] += b - from;
       }
       a = b;
     }
@@ -238,6 +252,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     scan.OnPeriod({outcome, busy, batch.size(), sampler.FaultCost(),
                    sampler.last_arm_cost() + absl::Seconds(modelled_cpu - cpu_before - move_cpu)});
     if (!idle && options.sampler != SamplerKind::kOff) {
+      sampler.set_spread(spread());
       sampler.Arm(scan.NextArm(resident));
       // Arming costs the host (the sampler's CPU, KVM's mappings): counted
       // with the stall, spread over the vCPUs.

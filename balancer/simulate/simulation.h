@@ -49,6 +49,14 @@ struct SimulationOptions {
   // (the NUMA lab's first touch); then the host lets them go. Memory is
   // first touched there. Times to 90% of the best count only from then on.
   absl::Duration confined;
+  // While held (`confined`), the guest only first-touches its memory: the
+  // workload's own accesses start kWorkAfterTouch before the release (the
+  // NUMA lab widens its cpuset once the resident set has stood still for
+  // two seconds), so the probes armed while held fire together when the
+  // workload starts - the lab's burst of samples at the widening. False:
+  // the workload runs while held.
+  bool held_first_touch_only = false;
+  static constexpr absl::Duration kWorkAfterTouch = absl::Seconds(2);
   SamplerKind sampler = SamplerKind::kHint;
   // Runs of neighbouring armed pages touched by one stream
   // (SamplerModel::set_touch_runs), not page by page.

@@ -44,6 +44,7 @@ TEST(SimulateCli, BadInputIsOneLineAndExitTwo) {
       {"--first-touch", "later", "want boot or spread"},
       {"--confine-first", "soon", "--confine-first: 'soon' is not a duration"},
       {"--touch", "bytes", "--touch: 'bytes': want runs or pages"},
+      {"--confined-work", "sleep", "--confined-work: 'sleep': want workload or first-touch"},
       {"--busy-cpus", "lots", "--busy-cpus 'lots': want CPUs per node"},
       {"--busy-cpus", "-1", "--busy-cpus '-1': want CPUs per node"},
       {"--busy-cpus", "1,2,3", "--busy-cpus: 3 figures for 2 nodes"},
