@@ -282,7 +282,11 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
     // A group that moved takes its memory with it: a group on one node to
     // its new node; a group let go over several nodes (from one node, as
     // the NUMA lab's cpuset holds a VM first) to its primary node, but for
-    // the memory on a node with as many of its vCPUs as any.
+    // the memory on a node with as many of its vCPUs as any. Also when
+    // its nodes are first seen after the warm-up: a group found in the
+    // warm-up (the lab's burst of first samples, 2 s before its cpuset
+    // widens) settled its memory where it ran then, and may run elsewhere
+    // by now; memory already on its nodes stays.
     followed_group_nodes_.resize(spans.size(), 0);
     for (size_t g = 0; g < spans.size(); ++g) {
       const VcpuPlacer::GroupSpan& span = spans[g];
@@ -292,9 +296,7 @@ absl::Status VmBalancer::Balance(const AccessBatch& batch, absl::Duration now,
         if (span.busiest[n]) nodes |= 1ull << n;
       }
       if (nodes == followed_group_nodes_[g]) continue;
-      const bool had_home = followed_group_nodes_[g] != 0;
       followed_group_nodes_[g] = nodes;
-      if (!had_home) continue;
       uint64_t retargeted = 0;
       const uint64_t followed =
           regions_.FollowGroup(static_cast<int>(g), span.primary, nodes, mode_ == BalanceMode::kOn,
