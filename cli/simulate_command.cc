@@ -289,8 +289,9 @@ std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
                 absl::ToDoubleSeconds(o.seconds), o.seed, flags.first_touch,
                 o.touch_runs ? "" : ", each page's toucher drawn on its own",
                 o.confined > absl::ZeroDuration()
-                    ? absl::StrFormat(", held on vCPU 0's node for the first %.0f s",
-                                      absl::ToDoubleSeconds(o.confined))
+                    ? absl::StrFormat(", held on vCPU 0's node for the first %.0f s%s",
+                                      absl::ToDoubleSeconds(o.confined),
+                                      o.held_first_touch_only ? " (a first touch only)" : "")
                     : ""));
   absl::StrAppend(&out, absl::StrFormat("scan:      sampler %s, window %s, period %s-%s, fault "
                                         "cost %s; %u pages armed, %u samples\n",
