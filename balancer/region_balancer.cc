@@ -255,7 +255,9 @@ uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, uint64_t s
     return 0;
   }
   stay |= 1ull << node;
+  const bool on_word = BracketsTrusted();
   uint64_t followed = 0;
+  std::optional<uint64_t> last;  // the last region that followed, in this call
   for (uint64_t r = 0; r < owner_.size(); ++r) {
     if (owner_[r] != who) continue;
     RegionState& state = regions_.at(r);
@@ -264,25 +266,76 @@ uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, uint64_t s
         (state.node < 64 && ((stay >> state.node) & 1) != 0)) {
       continue;
     }
+    int from = state.node;
     if (!state.settled()) {
-      // On its way to settling for the vCPU's old node: its next visit,
-      // which will want the new one, agrees instead of changing its mind.
-      if (state.node != RegionState::kNoNode && state.flips == 0) {
-        state.node = static_cast<uint8_t>(node);
+      if (state.node == RegionState::kNoNode || state.flips != 0) continue;
+      state.node = static_cast<uint8_t>(node);
+      if (!on_word || (state.flags & RegionState::kMisled)) {
+        // On its way to settling for the vCPU's old node: its next visit,
+        // which will want the new one, agrees instead of changing its mind.
         if (retargeted != nullptr) ++*retargeted;
+        continue;
       }
-      continue;
+      // Its one visit was `who`'s alone, and `who` has moved since: it
+      // goes along now, on that visit's word, as a bracketed region does
+      // (its next visit bears the word out or contradicts it, and a
+      // contradicted word counts against this VM's brackets), rather than
+      // a visit later - a sweep later where the scan is slow (the NUMA
+      // lab's burst of first samples gives every region one visit while
+      // all vCPUs run on one node; at its pace a second visit of each came
+      // 20-60 s after the cpuset widened).
+      from = -1;
+      state.votes = 2;
+      state.chain = 1;
+      state.flags = static_cast<uint8_t>(
+          (state.flags & ~(RegionState::kPlaced | RegionState::kStale)) | RegionState::kBracket);
+      moved_lately_[r] = decides_;
+    } else {
+      // Not a change of mind (flips stay as they are): its owner moved.
+      state.node = static_cast<uint8_t>(node);
+      state.flags &= static_cast<uint8_t>(~RegionState::kPlaced);
     }
-    // Not a change of mind (flips stay as they are): its owner moved.
-    const int from = state.node;
-    state.node = static_cast<uint8_t>(node);
-    state.flags &= static_cast<uint8_t>(~RegionState::kPlaced);
+    if (on_word && last && r - *last > 1 && r - *last <= kBracketSpan) {
+      followed += Carry(*last, r, who, group, node, act, decisions, advice);
+    }
+    last = r;
     ++decisions[Decision::kRegionFollow];
     ++followed;
     if (advice) advice(r * kRegionPages, kRegionPages, from, node, "region-follow");
     if (act) moves_.Push(state, {r, -1}, 1ull << node);
   }
   return followed;
+}
+
+uint64_t RegionBalancer::Carry(uint64_t a, uint64_t b, int who, bool group, int node, bool act,
+                               DecisionCounts& decisions, const Advice& advice) {
+  // The scan's visits so far may have left gaps in `who`'s run (a coarse
+  // pass visits one pair of regions in four): regions nobody owns between
+  // two that followed go with them, on their word, as a bracket's do.
+  for (uint64_t i = a + 1; i < b; ++i) {
+    if (owner_[i] != kNoOwner && owner_[i] != who) return 0;  // someone else's in between
+  }
+  uint64_t carried = 0;
+  for (uint64_t i = a + 1; i < b; ++i) {
+    RegionState& s = regions_.at(i);
+    if (owner_[i] != kNoOwner || s.settled() || s.flips != 0 ||
+        (s.flags & (RegionState::kSplit | RegionState::kMisled | RegionState::kQueued))) {
+      continue;
+    }
+    s.node = static_cast<uint8_t>(node);
+    s.votes = 2;
+    s.chain = 2;
+    s.flags = static_cast<uint8_t>(
+        (s.flags & ~(RegionState::kPlaced | RegionState::kStale | RegionState::kGroupOwned)) |
+        RegionState::kBracket | (group ? RegionState::kGroupOwned : 0));
+    owner_[i] = static_cast<uint8_t>(who);
+    moved_lately_[i] = decides_;
+    ++decisions[Decision::kRegionBracket];
+    ++carried;
+    if (advice) advice(i * kRegionPages, kRegionPages, -1, node, "region-bracket");
+    if (act) moves_.Push(s, {i, -1}, 1ull << node);
+  }
+  return carried;
 }
 
 uint64_t RegionBalancer::AgeVotes() {

@@ -19,7 +19,9 @@
 // belongs to one vCPU need not wait for the scan to come round twice to
 // learn that its owner moved; one settled by one vCPU group's samples alone
 // (a group on one node) follows the group the same way, where the group
-// goes on to other nodes (FollowGroup). Only
+// goes on to other nodes (FollowGroup). A region one vCPU (or group) alone
+// visited once goes along too, on that visit's word, checked by its next
+// visit as a bracket's regions are. Only
 // the sampling thread uses it.
 #ifndef NUMAVM_BALANCER_REGION_BALANCER_H_
 #define NUMAVM_BALANCER_REGION_BALANCER_H_
@@ -85,11 +87,15 @@ class RegionBalancer {
 
   // `vcpu` has a home on node `node` from now on: every settled region
   // that only `vcpu` was seen using and that is set for another node is
-  // set for `node` (queued when `act`, advised when `advice`); one on its
-  // way to settling is set for `node` too, so that its next visit agrees
-  // rather than counting as a change of mind (counted in `retargeted`, if
-  // given). Returns the settled regions that follow. Cost: one pass over
-  // the region table, per home change.
+  // set for `node` (queued when `act`, advised when `advice`); so is one
+  // on its way to settling (one visit, `vcpu`'s alone), on that visit's
+  // word - verified by its next visit, as a bracketed region is - and so
+  // are regions nobody owns between two that follow, up to kBracketSpan
+  // apart (Carry). While this VM's brackets are not trusted, a region on
+  // its way is only set for `node`, so that its next visit agrees rather
+  // than counting as a change of mind (counted in `retargeted`, if
+  // given). Returns the regions that follow. Cost: one pass over the
+  // region table, per home change.
   uint64_t Follow(int vcpu, int node, bool act, DecisionCounts& decisions, const Advice& advice,
                   uint64_t* retargeted = nullptr);
   // The same for a vCPU group now on the nodes `stay` (a bit a node): the
@@ -147,6 +153,10 @@ class RegionBalancer {
   // on `stay`.
   uint64_t FollowRegions(int who, bool group, int node, uint64_t stay, bool act,
                          DecisionCounts& decisions, const Advice& advice, uint64_t* retargeted);
+  // Between regions `a` and `b` of `who` that followed it to `node`, the
+  // regions nobody owns yet go too (none if someone else's is between).
+  uint64_t Carry(uint64_t a, uint64_t b, int who, bool group, int node, bool act,
+                 DecisionCounts& decisions, const Advice& advice);
   // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is
   // settled on the visit's target as a whole, its chain.
   void Witness(uint64_t neighbour, RegionVisit& visit);

@@ -1,9 +1,7 @@
 // The region side of the balancer (region_balancer.h) on a placement model:
 // regions settle on their second agreeing visit (or their first, beside a
-// neighbour settled on the same node) and move whole; a region
-// that one vCPU alone settled follows that vCPU to a new home at once, one
-// that one vCPU group alone settled follows the group, and a region of
-// several vCPUs or groups does not.
+// neighbour settled on the same node) and move whole. Following a vCPU or
+// group that moved: region_follow_test.cc.
 #include "balancer/region_balancer.h"
 
 #include <gtest/gtest.h>
@@ -14,89 +12,8 @@
 namespace numavm {
 namespace {
 
-constexpr uint64_t kPages = 4 * kRegionPages;  // four regions
-
-class RegionBalancerTest : public RegionModelTest<kPages> {
- protected:
-  void SetUp() override {
-    topology_.nodes = {NumaNode{0, {0}, 1 << 30, 1 << 30}, NumaNode{1, {1}, 1 << 30, 1 << 30}};
-    topology_.distance = {{10, 20}, {20, 10}};
-    view_ =
-        std::make_unique<ModelPlacementView>(topology_, kPages, std::vector<int>{0, 0}, nullptr);
-    view_->TouchRange({0, kPages}, 0);
-  }
-  // One visit of `region`: four private samples, from `vcpus` in turn,
-  // each wanting node 0 (where everything is).
-  void Visit(uint64_t region, std::vector<int> vcpus) {
-    for (int i = 0; i < 4; ++i) {
-      const int v = vcpus[i % vcpus.size()];
-      balancer_.AddSample(region * kRegionPages + 100 * i + 7, 0, 1, 0, true, v);
-    }
-  }
-  RegionBalancer::Outcome Decide() { return balancer_.Decide(true, false, decisions_, nullptr); }
-};
-
-TEST_F(RegionBalancerTest, ARegionOfOneVcpuFollowsItToItsNewHomeAtOnce) {
-  // Region 0: vCPU 0's; region 1: vCPU 1's; region 2: both vCPUs'; region 3:
-  // vCPU 0's in a group (no owner given). Two visits each settle them in
-  // place on node 0.
-  for (int visit = 0; visit < 2; ++visit) {
-    Visit(0, {0});
-    Visit(1, {1});
-    Visit(2, {0, 1});
-    for (int i = 0; i < 4; ++i) balancer_.AddSample(3 * kRegionPages + i, 0, 1, 0, true, -1);
-    Decide();
-  }
-  Drain();
-  EXPECT_EQ(view_->page_moves(), 0u);  // all in place
-  // vCPU 0 is given a home on node 1: its own region goes there, now, with
-  // every one of its pages; nothing else moves.
-  EXPECT_EQ(balancer_.Follow(0, 1, true, decisions_, nullptr), 1u);
-  EXPECT_EQ(decisions_[Decision::kRegionFollow], 1u);
-  Drain();
-  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
-  EXPECT_EQ(PagesOn(1, 0), kRegionPages);
-  EXPECT_EQ(PagesOn(2, 0), kRegionPages);
-  EXPECT_EQ(PagesOn(3, 0), kRegionPages);
-  EXPECT_EQ(view_->page_moves(), kRegionPages);
-  // Following again to where it is: nothing.
-  EXPECT_EQ(balancer_.Follow(0, 1, true, decisions_, nullptr), 0u);
-  // The next visit sees vCPU 0 on node 1 wanting node 1: in place, settled.
-  for (int i = 0; i < 4; ++i) balancer_.AddSample(100 * i + 7, 1, 2, 1, true, 0);
-  Decide();
-  Drain();
-  EXPECT_EQ(decisions_[Decision::kRegionInPlace], 1u);
-  EXPECT_EQ(view_->page_moves(), kRegionPages);
-  // Each region settled once (a first settling is a move, even in place).
-  EXPECT_EQ(decisions_[Decision::kRegionMove], 4u);
-}
-
-// A pair's memory (numa01: vCPUs 0 and 1 in group 0) has no one vCPU to
-// follow; it follows its group when the group, on one node, moves. Memory
-// two groups used, and memory of one vCPU alone, stays.
-TEST_F(RegionBalancerTest, ARegionOfOneGroupFollowsTheGroupToItsNewNode) {
-  for (int visit = 0; visit < 2; ++visit) {
-    for (int i = 0; i < 4; ++i) {
-      balancer_.AddSample(0 * kRegionPages + 100 * i + 7, 0, 1, 0, false, -1, 0);
-      balancer_.AddSample(1 * kRegionPages + 100 * i + 7, 0, 1, 0, false, -1, i % 2 == 0 ? 0 : 2);
-      balancer_.AddSample(2 * kRegionPages + 100 * i + 7, 0, 1, 0, true, 3);
-    }
-    Decide();
-  }
-  Drain();
-  EXPECT_EQ(view_->page_moves(), 0u);
-  EXPECT_EQ(balancer_.FollowGroup(0, 1, 1ull << 1, true, decisions_, nullptr), 1u);
-  Drain();
-  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
-  EXPECT_EQ(PagesOn(1, 0), kRegionPages);
-  EXPECT_EQ(PagesOn(2, 0), kRegionPages);
-  EXPECT_EQ(view_->page_moves(), kRegionPages);
-  // Group 2 moving takes nothing (region 1 was not its alone); nor does a
-  // vCPU's follow take a group's region.
-  EXPECT_EQ(balancer_.FollowGroup(2, 1, 1ull << 1, true, decisions_, nullptr), 0u);
-  EXPECT_EQ(balancer_.Follow(0, 0, true, decisions_, nullptr), 0u);
-  EXPECT_EQ(view_->page_moves(), kRegionPages);
-}
+constexpr uint64_t kPages = kFourRegionsPages;
+using RegionBalancerTest = FourRegionsTest;
 
 // A first agreeing visit that finds the region's pages away from where its
 // samples want them asks for a second visit soon (the scan control arms it
@@ -244,53 +161,6 @@ TEST(RegionWitnessTest, AChainOfWitnessesEndsAfterKMaxWitnessChainRegions) {
   RegionBalancer::Outcome next = decide();
   EXPECT_EQ(next.wanted, 1u);
   EXPECT_TRUE(next.revisit.empty());
-}
-
-TEST_F(RegionBalancerTest, AdviseFollowsWithoutMoving) {
-  for (int visit = 0; visit < 2; ++visit) {
-    Visit(0, {0});
-    balancer_.Decide(false, false, decisions_, nullptr);
-  }
-  int advised = 0;
-  EXPECT_EQ(balancer_.Follow(
-                0, 1, false, decisions_,
-                [&](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
-                  EXPECT_EQ(gfn, 0u);
-                  EXPECT_EQ(pages, kRegionPages);
-                  EXPECT_EQ(from, 0);
-                  EXPECT_EQ(to, 1);
-                  EXPECT_EQ(reason, "region-follow");
-                  ++advised;
-                }),
-            1u);
-  EXPECT_EQ(advised, 1);
-  Drain();
-  EXPECT_EQ(view_->page_moves(), 0u);
-}
-
-TEST_F(RegionBalancerTest, AnUnsettledRegionWaitsForItsNextVisitAtTheNewHome) {
-  Visit(0, {0});  // one visit: not settled
-  Decide();
-  EXPECT_EQ(balancer_.Follow(0, 1, true, decisions_, nullptr), 0u);
-  Drain();
-  EXPECT_EQ(view_->page_moves(), 0u);
-  // The next visit, from vCPU 0 at its new home, agrees with where the
-  // region was set to go: it settles and moves, one visit sooner than a
-  // change of mind would (two more agreeing visits).
-  for (int i = 0; i < 4; ++i) balancer_.AddSample(100 * i + 7, 1, 2, 0, true, 0);
-  Decide();
-  Drain();
-  EXPECT_EQ(PagesOn(0, 1), kRegionPages);
-  EXPECT_EQ(decisions_[Decision::kRegionMove], 1u);
-}
-
-TEST_F(RegionBalancerTest, AnUnsettledRegionOfSeveralVcpusDoesNotFollow) {
-  // A later visit by another vCPU makes it nobody's.
-  Visit(0, {0});
-  Decide();
-  Visit(0, {1});
-  Decide();
-  EXPECT_EQ(balancer_.Follow(0, 1, true, decisions_, nullptr), 0u);
 }
 
 // numa01 in the NUMA lab: vCPUs 2-3 ran on node 0 until they had homes on

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "balancer/region_balancer.h"
 #include "balancer/replay/model_placement_view.h"
@@ -39,6 +40,29 @@ class RegionModelTest : public ::testing::Test {
   std::unique_ptr<ModelPlacementView> view_;
   RegionBalancer balancer_{kGuestPages, 1};
   DecisionCounts decisions_;
+};
+
+inline constexpr uint64_t kFourRegionsPages = 4 * kRegionPages;
+
+// Four regions on two nodes of one CPU, all first touched on node 0.
+class FourRegionsTest : public RegionModelTest<kFourRegionsPages> {
+ protected:
+  void SetUp() override {
+    topology_.nodes = {NumaNode{0, {0}, 1 << 30, 1 << 30}, NumaNode{1, {1}, 1 << 30, 1 << 30}};
+    topology_.distance = {{10, 20}, {20, 10}};
+    view_ = std::make_unique<ModelPlacementView>(topology_, kFourRegionsPages,
+                                                 std::vector<int>{0, 0}, nullptr);
+    view_->TouchRange({0, kFourRegionsPages}, 0);
+  }
+  // One visit of `region`: four private samples, from `vcpus` in turn,
+  // each wanting node 0 (where everything is).
+  void Visit(uint64_t region, std::vector<int> vcpus) {
+    for (int i = 0; i < 4; ++i) {
+      const int v = vcpus[i % vcpus.size()];
+      balancer_.AddSample(region * kRegionPages + 100 * i + 7, 0, 1, 0, true, v);
+    }
+  }
+  RegionBalancer::Outcome Decide() { return balancer_.Decide(true, false, decisions_, nullptr); }
 };
 
 }  // namespace numavm
