@@ -12,7 +12,6 @@
 namespace numavm {
 namespace {
 
-constexpr uint64_t kPages = kFourRegionsPages;
 using RegionBalancerTest = FourRegionsTest;
 
 // A first agreeing visit that finds the region's pages away from where its

@@ -11,7 +11,6 @@
 namespace numavm {
 namespace {
 
-constexpr uint64_t kPages = kFourRegionsPages;
 using RegionFollow = FourRegionsTest;
 
 TEST_F(RegionFollow, ARegionOfOneVcpuFollowsItToItsNewHomeAtOnce) {
