@@ -212,20 +212,11 @@ void RegionBalancer::Infer(uint64_t region, bool act, bool warming_up, DecisionC
         (s.flags & (RegionState::kSplit | RegionState::kMisled | RegionState::kQueued))) {
       continue;
     }
-    s.node = r.node;
-    s.votes = 2;
-    s.chain = static_cast<uint8_t>(chain);
-    s.flags = static_cast<uint8_t>(
-        (s.flags & ~(RegionState::kPlaced | RegionState::kStale | RegionState::kGroupOwned)) |
-        RegionState::kBracket | (r.flags & RegionState::kGroupOwned));
-    owner_[i] = owner_[region];
-    moved_lately_[i] = decides_;
+    TakeWord(i, r.node, chain, owner_[region], (r.flags & RegionState::kGroupOwned) != 0);
     ++decisions[Decision::kRegionBracket];
     ++out.wanted;
     ++inferred;
-    if (warming_up) continue;
-    if (advice) advice(i * kRegionPages, kRegionPages, -1, r.node, "region-bracket");
-    if (act) moves_.Push(s, {i, -1}, 1ull << r.node);
+    if (!warming_up) Send(i, -1, r.node, "region-bracket", act, advice);
   }
   // While this VM's brackets have few checks behind them, one of the
   // regions is visited at once: a word that does not hold is found out
@@ -285,11 +276,7 @@ uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, uint64_t s
       // all vCPUs run on one node; at its pace a second visit of each came
       // 20-60 s after the cpuset widened).
       from = -1;
-      state.votes = 2;
-      state.chain = 1;
-      state.flags = static_cast<uint8_t>(
-          (state.flags & ~(RegionState::kPlaced | RegionState::kStale)) | RegionState::kBracket);
-      moved_lately_[r] = decides_;
+      TakeWord(r, node, /*chain=*/1, static_cast<uint8_t>(who), group);
     } else {
       // Not a change of mind (flips stay as they are): its owner moved.
       state.node = static_cast<uint8_t>(node);
@@ -301,8 +288,7 @@ uint64_t RegionBalancer::FollowRegions(int who, bool group, int node, uint64_t s
     last = r;
     ++decisions[Decision::kRegionFollow];
     ++followed;
-    if (advice) advice(r * kRegionPages, kRegionPages, from, node, "region-follow");
-    if (act) moves_.Push(state, {r, -1}, 1ull << node);
+    Send(r, from, node, "region-follow", act, advice);
   }
   return followed;
 }
@@ -322,20 +308,30 @@ uint64_t RegionBalancer::Carry(uint64_t a, uint64_t b, int who, bool group, int 
         (s.flags & (RegionState::kSplit | RegionState::kMisled | RegionState::kQueued))) {
       continue;
     }
-    s.node = static_cast<uint8_t>(node);
-    s.votes = 2;
-    s.chain = 2;
-    s.flags = static_cast<uint8_t>(
-        (s.flags & ~(RegionState::kPlaced | RegionState::kStale | RegionState::kGroupOwned)) |
-        RegionState::kBracket | (group ? RegionState::kGroupOwned : 0));
-    owner_[i] = static_cast<uint8_t>(who);
-    moved_lately_[i] = decides_;
+    TakeWord(i, node, /*chain=*/2, static_cast<uint8_t>(who), group);
     ++decisions[Decision::kRegionBracket];
     ++carried;
-    if (advice) advice(i * kRegionPages, kRegionPages, -1, node, "region-bracket");
-    if (act) moves_.Push(s, {i, -1}, 1ull << node);
+    Send(i, -1, node, "region-bracket", act, advice);
   }
   return carried;
+}
+
+void RegionBalancer::TakeWord(uint64_t r, int node, int chain, uint8_t owner, bool group) {
+  RegionState& s = regions_.at(r);
+  s.node = static_cast<uint8_t>(node);
+  s.votes = 2;
+  s.chain = static_cast<uint8_t>(chain);
+  s.flags = static_cast<uint8_t>(
+      (s.flags & ~(RegionState::kPlaced | RegionState::kStale | RegionState::kGroupOwned)) |
+      RegionState::kBracket | (group ? RegionState::kGroupOwned : 0));
+  owner_[r] = owner;
+  moved_lately_[r] = decides_;
+}
+
+void RegionBalancer::Send(uint64_t r, int from, int node, const char* reason, bool act,
+                          const Advice& advice) {
+  if (advice) advice(r * kRegionPages, kRegionPages, from, node, reason);
+  if (act) moves_.Push(regions_.at(r), {r, -1}, 1ull << node);
 }
 
 uint64_t RegionBalancer::AgeVotes() {

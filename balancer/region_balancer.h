@@ -157,6 +157,15 @@ class RegionBalancer {
   // regions nobody owns yet go too (none if someone else's is between).
   uint64_t Carry(uint64_t a, uint64_t b, int who, bool group, int node, bool act,
                  DecisionCounts& decisions, const Advice& advice);
+  // Region `r` takes `node` on another visit's word (a bracket's, or its
+  // owner's move) rather than on visits of its own that agreed: settled
+  // with `chain` links to a visit, `owner`'s (a group's when `group`),
+  // and flagged RegionState::kBracket, so that its own next visit bears
+  // the word out or contradicts it.
+  void TakeWord(uint64_t r, int node, int chain, uint8_t owner, bool group);
+  // Tells `advice` of region `r`'s move from `from` (-1: not known) to
+  // `node` for `reason`, and queues the move when `act`.
+  void Send(uint64_t r, int from, int node, const char* reason, bool act, const Advice& advice);
   // `neighbour` as a witness of `visit` (policy/region_policy.h): if it is
   // settled on the visit's target as a whole, its chain.
   void Witness(uint64_t neighbour, RegionVisit& visit);
