@@ -110,6 +110,15 @@ VmBalancer::Advice AdviceOnStderr() {
   };
 }
 
+VmBalancer::Advice DecisionsOnStderr(absl::Time start) {
+  return [start](uint64_t gfn, uint64_t pages, int from, int to, absl::string_view reason) {
+    std::fprintf(stderr,
+                 "numavm: %.1f s decided: move gfns 0x%lx+%lu from node index %d to %d (%s)\n",
+                 absl::ToDoubleSeconds(absl::Now() - start), static_cast<unsigned long>(gfn),
+                 static_cast<unsigned long>(pages), from, to, std::string(reason).c_str());
+  };
+}
+
 std::string BalancerCountersText(const BalancerCounters& c) {
   std::string out;
   if (c.attributed) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "balancer/vm_balancer.h"
 
 namespace numavm {
@@ -24,6 +25,11 @@ std::string BalanceVerdict(const BalancerCounters& c, BalanceMode mode);
 // `--balance advise`: each page or region decision that would move memory,
 // one line on stderr with its reason.
 VmBalancer::Advice AdviceOnStderr();
+// `--log-decisions`: the same decisions as they are made (acted on with
+// `--balance on`), each with the seconds since `start`:
+// "numavm: 12.3 s decided: move gfns 0x200+512 from node index 0 to 2
+// (region-follow)"; from -1: not known.
+VmBalancer::Advice DecisionsOnStderr(absl::Time start);
 // "memory per model node: 0:1 GiB 1:0 B" (replay and simulate).
 std::string ModelMemoryText(const std::vector<uint64_t>& pages_per_node);
 

@@ -159,8 +159,10 @@ int RunCommand(const RunFlags& flags) {
        SetUpPageMoves(options, **vm, alias.get(), sampler->get(), view, churn.get())) {
     summary.notes.push_back(std::move(note));
   }
-  const VmBalancer::Advice advice =
-      options.balance.mode == BalanceMode::kAdvise ? AdviceOnStderr() : nullptr;
+  const VmBalancer::Advice advice = options.log_decisions ? DecisionsOnStderr(absl::Now())
+                                    : options.balance.mode == BalanceMode::kAdvise
+                                        ? AdviceOnStderr()
+                                        : nullptr;
   BalancerConfig balancer_config;
   balancer_config.backing_pages = BackingAlignment(options.vm.backing) / 4096;
   // Guest cells group their vCPUs; one cell (the default) says nothing.

@@ -90,6 +90,11 @@ absl::Status ApplyFlags(const RunFlags& flags, RunOptions& options) {
     options.placement_interval = *d;
   }
   options.migrate_churn = flags.migrate_churn;
+  options.log_decisions = flags.log_decisions;
+  if (options.log_decisions && options.balance.mode == BalanceMode::kOff) {
+    return absl::InvalidArgumentError(
+        "--log-decisions: with --balance off nothing is decided; add --balance on or advise");
+  }
   options.migrate_unmapped = flags.migrate_unmapped;
   options.migrate_mapped = flags.migrate_mapped;
   if (int(flags.migrate_unmapped) + int(flags.migrate_protected) + int(flags.migrate_mapped) > 1) {

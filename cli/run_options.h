@@ -66,6 +66,9 @@ struct RunOptions {
   std::string name;            // --name; empty: PAYLOAD-PID
   std::string plot_path;       // --plot FILE.svg (cli/report_plot.h)
   bool migrate_churn = false;  // --migrate-churn (cli/migration_churn.h)
+  // --log-decisions: each decision to move memory on stderr as it is
+  // made, with the run's time (--balance on or advise).
+  bool log_decisions = false;
   // --migrate-unmapped: memfd and hugetlb pages move with the guest's
   // mappings dropped first, through the alias process
   // (balancer/actuation/unmapped_moves.h).
@@ -114,6 +117,7 @@ struct RunFlags {
   std::optional<std::string> name;
   std::optional<std::string> plot;
   bool migrate_churn = false;
+  bool log_decisions = false;
   bool migrate_unmapped = false;
   bool migrate_protected = false;
   bool migrate_mapped = false;

@@ -141,6 +141,10 @@ void AddRunCommand(CLI::App& app, RunFlags& flags) {
                 "integrity exercise: every scan period move all resident guest memory to the "
                 "next node (round robin), within --migrate-rate, while the guest runs; run it "
                 "with the verify payload (needs 2+ nodes with memory)");
+  run->add_flag("--log-decisions", flags.log_decisions,
+                "with --balance on or advise: print each decision to move memory on stderr as "
+                "it is made - the run's time, the guest pages, the node, the reason (region-move, "
+                "region-follow, region-bracket, ...)");
   run->add_option("--record", flags.record,
                   "save the sampled access stream (vCPU, page, kind, time per period) to "
                   "FILE for 'numavm replay'")
