@@ -77,11 +77,14 @@ absl::StatusOr<SimulationOptions> Resolve(const SimulateFlags& flags) {
     if (!confined.ok()) return confined.status();
     o.confined = *confined;
   }
-  if (flags.confined_work == "workload" || flags.confined_work == "first-touch") {
-    o.held_first_touch_only = flags.confined_work == "first-touch";
+  if (flags.confined_work == "workload" || flags.confined_work == "first-touch" ||
+      flags.confined_work == "first-touch-in-order") {
+    o.held_first_touch_only = flags.confined_work != "workload";
+    o.held_touch_in_order = flags.confined_work == "first-touch-in-order";
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("--confined-work '", flags.confined_work, "': want workload or first-touch"));
+        absl::StrCat("--confined-work '", flags.confined_work,
+                     "': want workload, first-touch or first-touch-in-order"));
   }
   // A cost, 0 to 1 s, through the one duration parser of every flag (0
   // allowed here: free).
@@ -291,7 +294,9 @@ std::string ToTable(const SimulateFlags& flags, const SimulationOptions& o,
                 o.confined > absl::ZeroDuration()
                     ? absl::StrFormat(", held on vCPU 0's node for the first %.0f s%s",
                                       absl::ToDoubleSeconds(o.confined),
-                                      o.held_first_touch_only ? " (a first touch only)" : "")
+                                      o.held_touch_in_order     ? " (a first touch only, in order)"
+                                      : o.held_first_touch_only ? " (a first touch only)"
+                                                                : "")
                     : ""));
   absl::StrAppend(&out, absl::StrFormat("scan:      sampler %s, window %s, period %s-%s, fault "
                                         "cost %s; %u pages armed, %u samples\n",

@@ -261,8 +261,11 @@ void AddSimulateCommand(CLI::App& app, SimulateFlags& flags) {
                         "what the guest does while held by --confine-first: workload (default: "
                         "its workload runs) or first-touch (it only first-touches its memory, "
                         "and its workload starts 2 s before the release, as in the NUMA lab's "
-                        "numavm runs: the probes armed while held all fire then)"),
-        {"workload", "first-touch"});
+                        "numavm runs: the probes armed while held all fire then) or "
+                        "first-touch-in-order (the same, but the first touch goes in address "
+                        "order at a steady pace until then, as vCPU 0 touches a numa02 guest's "
+                        "memory in the lab: the scan arms only what is touched so far)"),
+        {"workload", "first-touch", "first-touch-in-order"});
   AddDurationOption(sim, "--fault-cost", &flags.fault_cost,
                     "one hinting-fault round trip, charged to the faulting vCPU (default 55us, as "
                     "measured on the development machine; hardware: 7-40us)");

@@ -135,12 +135,32 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
   ScanControl scan(sampler.Coverage(), 1, scan_config, sampler.FaultCost());
   VmBalancer balancer(options.mode, topology, options.vcpus, pages, view, options.balancer);
   absl::Duration arm_cost;  // what zapping probes cost the host
+  // When the workload's own accesses begin (SimulationOptions::held_first_touch_only).
+  const absl::Duration work_from =
+      options.held_first_touch_only
+          ? std::max(absl::ZeroDuration(), options.confined - SimulationOptions::kWorkAfterTouch)
+          : absl::ZeroDuration();
+  // How far the first touch has got: all of it at once, or in address
+  // order at a steady pace until `work_from` (held_touch_in_order).
+  // Placement and the ground truth are those of the whole first touch
+  // from the start; what the pace changes is what the scan finds resident
+  // to arm.
+  uint64_t touched_to = workload.working_set_pages();
+  auto first_touch_at = [&](absl::Duration at) {
+    if (!options.held_touch_in_order || work_from <= absl::ZeroDuration() || at >= work_from) {
+      touched_to = workload.working_set_pages();
+      return;
+    }
+    touched_to = static_cast<uint64_t>(static_cast<double>(workload.working_set_pages()) *
+                                       absl::FDivDuration(at, work_from));
+  };
+  first_touch_at(absl::ZeroDuration());
   // As the samplers that arm probes do in `run` (AccessSampler::Resident):
   // the sweep passes over regions the guest never touched.
   ScanControl::Resident resident;
   if (sampler.faults()) {
-    resident = [&view](const GfnRange& region) {
-      for (uint64_t g = region.first; g < region.end(); ++g) {
+    resident = [&view, &touched_to](const GfnRange& region) {
+      for (uint64_t g = region.first; g < std::min(region.end(), touched_to); ++g) {
         if (view.NodeOf(g) >= 0) return true;
       }
       return false;
@@ -151,11 +171,6 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
     const std::vector<int> nodes = view.VcpuNodes();
     return static_cast<int>(std::set<int>(nodes.begin(), nodes.end()).size());
   };
-  // When the workload's own accesses begin (SimulationOptions::held_first_touch_only).
-  const absl::Duration work_from =
-      options.held_first_touch_only
-          ? std::max(absl::ZeroDuration(), options.confined - SimulationOptions::kWorkAfterTouch)
-          : absl::ZeroDuration();
   if (options.sampler != SamplerKind::kOff) {
     sampler.set_spread(spread());
     sampler.Arm(scan.NextArm(resident));
@@ -253,6 +268,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationOptions& options,
                    sampler.last_arm_cost() + absl::Seconds(modelled_cpu - cpu_before - move_cpu)});
     if (!idle && options.sampler != SamplerKind::kOff) {
       sampler.set_spread(spread());
+      first_touch_at(t1);
       sampler.Arm(scan.NextArm(resident));
       // Arming costs the host (the sampler's CPU, KVM's mappings): counted
       // with the stall, spread over the vCPUs.

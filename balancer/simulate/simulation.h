@@ -56,6 +56,12 @@ struct SimulationOptions {
   // workload starts - the lab's burst of samples at the widening. False:
   // the workload runs while held.
   bool held_first_touch_only = false;
+  // With held_first_touch_only: the first touch goes in address order at
+  // a steady pace until the workload starts (vCPU 0 touches all of a
+  // numa02 guest's memory in the lab, over a minute under TCG), so the
+  // scan arms only what is touched so far and the memory touched last is
+  // not in the burst. False: all of it is touched at the start.
+  bool held_touch_in_order = false;
   static constexpr absl::Duration kWorkAfterTouch = absl::Seconds(2);
   SamplerKind sampler = SamplerKind::kHint;
   // Runs of neighbouring armed pages touched by one stream
